@@ -1,0 +1,61 @@
+// The differentiable ops of SPEC section 1. Each is one function whose forward calls a
+// kernel and whose backward (recorded beside it, in the .cpp) accumulates into the
+// inputs' gradients. Shapes use the SPEC's letters: B batch, T positions, D width,
+// H heads, d = D/H head width, V vocabulary.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "autograd/var.h"
+#include "kernels/rope.h"
+#include "tensor/random.h"
+
+namespace mg {
+
+// a [...,M,K] @ b [...,K,N] -> [...,M,N] (b^T when transpose_b: b is [...,N,K]).
+// Leading axes of a and b are equal (batched), or b is 2-D and shared by every batch.
+Var matmul(const Var& a, const Var& b, bool transpose_b = false);
+
+// x [...,in] @ weight^T + bias: weight [out,in] as PyTorch stores it, bias [out] or undefined.
+Var linear(const Var& x, const Var& weight, const Var& bias = Var());
+
+// a + b with b either a's shape or a's trailing axes (a bias broadcast over leading ones).
+Var add(const Var& a, const Var& b);
+
+// x * factor.
+Var scale(const Var& x, float factor);
+
+// table [V,D], ids (each < V) laid out as ids_shape -> [...ids_shape, D]; backward scatter-adds.
+Var embedding(const Var& table, std::span<const int32_t> ids, const Shape& ids_shape);
+
+// Over the last axis: (x - mean) / sqrt(var + eps) * weight + bias, biased variance.
+Var layer_norm(const Var& x, const Var& weight, const Var& bias, float eps);
+
+// Exact GELU: x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)).
+Var gelu(const Var& x);
+
+// [B,T,D] -> [B,H,T,d]: feature j of position t goes to head j / d, coordinate j % d.
+// D % H != 0 is a ShapeError naming both numbers.
+Var split_heads(const Var& x, int64_t n_head);
+// [B,H,T,d] -> [B,T,D], the exact inverse of split_heads.
+Var merge_heads(const Var& x);
+
+// x [B,H,T,d]: rotates the pair (x[2i], x[2i+1]) of position p by angle (p + offset) * base^(-2i/d),
+// angles from table (which must cover offset + T positions).
+Var rope(const Var& x, const RopeTable& table, int64_t position_offset = 0);
+
+// scores [...,Tq,Tk] -> softmax over the last axis with keys after the query masked out:
+// query row i sits at absolute position (Tk - Tq + i), so key s is visible when s <= Tk - Tq + i.
+// Masked weights are exactly 0. This is the `projected_weights` of inspect-heads.
+Var causal_softmax(const Var& scores);
+
+// Mean over rows of -log softmax(logits)[target]: logits [...,V], targets one per row.
+// A scalar [1]. Fused log-softmax: max-subtracted, stable for |logits| ~ 1e4.
+Var cross_entropy(const Var& logits, std::span<const int32_t> targets);
+
+// Inverted dropout: each element zeroed with probability p, survivors scaled by 1/(1-p).
+// Identity (and no random draws) when p == 0.
+Var dropout(const Var& x, float p, Rng& rng);
+
+}  // namespace mg

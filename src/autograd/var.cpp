@@ -1,0 +1,91 @@
+#include "autograd/var.h"
+
+#include <unordered_set>
+
+#include "tensor/error.h"
+
+namespace mg {
+namespace {
+thread_local bool g_grad_enabled = true;
+}
+
+Var::Var(Tensor value, bool requires_grad) : node_(std::make_shared<Node>()) {
+  node_->value = std::move(value);
+  node_->requires_grad = requires_grad;
+}
+
+const Tensor& Var::value() const {
+  MG_CHECK(node_, "value() of an undefined Var");
+  return node_->value;
+}
+Tensor& Var::value() {
+  MG_CHECK(node_, "value() of an undefined Var");
+  return node_->value;
+}
+bool Var::requires_grad() const { return node_ && node_->requires_grad; }
+
+Tensor& Var::grad() {
+  MG_CHECK(node_, "grad() of an undefined Var");
+  if (!node_->grad.defined()) node_->grad = Tensor::zeros(node_->value.shape());
+  return node_->grad;
+}
+bool Var::has_grad() const { return node_ && node_->grad.defined(); }
+void Var::zero_grad() {
+  if (has_grad()) node_->grad.fill(0.0f);
+}
+
+Var make_result(Tensor value, std::vector<Var> inputs, BackwardFn backward) {
+  Var out;
+  out.node_ = std::make_shared<Node>();
+  out.node_->value = std::move(value);
+  if (!g_grad_enabled) return out;
+  bool any = false;
+  for (const Var& in : inputs) any = any || in.requires_grad();
+  if (!any) return out;
+  out.node_->requires_grad = true;
+  out.node_->inputs = std::move(inputs);
+  out.node_->backward = std::move(backward);
+  return out;
+}
+
+void backward(const Var& root) {
+  MG_CHECK(root.defined() && root.value().numel() == 1, "backward() needs a one-element root");
+  if (!root.requires_grad()) return;
+
+  // Iterative depth-first post-order: every node comes after all of its inputs.
+  std::vector<Node*> order;
+  std::unordered_set<Node*> seen;
+  std::vector<std::pair<Node*, size_t>> stack{{root.node(), 0}};
+  seen.insert(root.node());
+  while (!stack.empty()) {
+    auto& [node, next] = stack.back();
+    if (next < node->inputs.size()) {
+      Node* in = node->inputs[next++].node();
+      if (in->requires_grad && seen.insert(in).second) stack.push_back({in, 0});
+    } else {
+      order.push_back(node);
+      stack.pop_back();
+    }
+  }
+
+  Var seed = root;
+  seed.grad().fill(1.0f);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    Node* node = *it;
+    if (node->backward && node->grad.defined()) node->backward(node->grad);
+  }
+  // Free the graph: interior results let go of their inputs, saved tensors and grads.
+  for (Node* node : order) {
+    if (node->backward) {
+      node->backward = nullptr;
+      node->inputs.clear();
+      node->grad = Tensor();
+    }
+  }
+}
+
+NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false; }
+NoGradGuard::~NoGradGuard() { g_grad_enabled = previous_; }
+bool grad_enabled() { return g_grad_enabled; }
+
+}  // namespace mg

@@ -1,0 +1,42 @@
+// General matrix multiply, row-major, in three interchangeable backends:
+//   C[M,N] = alpha * op(A)[M,K] @ op(B)[K,N] + beta * C
+// op(X) is X or X^T. Leading dimensions are row strides in elements. beta = 0 means C
+// is write-only (its old contents, even NaN, are ignored). Kernels know no graph.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/runtime.h"
+
+namespace mg {
+
+struct GemmArgs {
+  bool trans_a = false, trans_b = false;
+  int64_t M = 0, N = 0, K = 0;
+  float alpha = 1.0f;
+  const float* A = nullptr;
+  int64_t lda = 0;
+  const float* B = nullptr;
+  int64_t ldb = 0;
+  float beta = 0.0f;
+  float* C = nullptr;
+  int64_t ldc = 0;
+  // Batched form: `batch` independent products, operand i at X + i * stride_x.
+  int64_t batch = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+};
+
+// Runs on the backend in force (set_gemm_backend).
+void gemm(const GemmArgs& args);
+
+// Each backend on its own, for tests and benchmarks.
+void gemm_reference(const GemmArgs& args);
+void gemm_openblas(const GemmArgs& args);
+void gemm_onednn(const GemmArgs& args);
+
+// Convenience for the dense cases: row-major, tight leading dimensions.
+//   C[M,N] (+)= op(A) op(B), A is [M,K] or [K,M] (trans_a), B is [K,N] or [N,K] (trans_b).
+void matmul_2d(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K,
+               bool trans_a, bool trans_b, float beta = 0.0f, float alpha = 1.0f);
+
+}  // namespace mg

@@ -1,0 +1,17 @@
+// LayerNorm over the last axis, rows of width D:
+//   out = (x - mean) / sqrt(var + eps) * weight + bias     (biased variance)
+#pragma once
+
+#include <cstdint>
+
+namespace mg {
+
+// x, out [rows,D]; weight, bias [D]; saves mean, rstd [rows] for the backward.
+void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* weight,
+                       const float* bias, int64_t rows, int64_t D, float eps);
+
+// Accumulates: dx [rows,D] +=, dweight [D] +=, dbias [D] += (any of them may be null).
+void layernorm_backward(float* dx, float* dweight, float* dbias, const float* dout, const float* x,
+                        const float* weight, const float* mean, const float* rstd, int64_t rows, int64_t D);
+
+}  // namespace mg

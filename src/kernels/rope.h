@@ -1,0 +1,26 @@
+// RoPE angle tables. SPEC: angles in double, then cos and sin rounded to float32.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace mg {
+
+struct RopeTable {
+  int64_t positions = 0;    // rows: positions 0 .. positions-1
+  int64_t head_width = 0;   // d (even)
+  std::vector<float> cos;   // [positions, d/2]: cos(p * base^(-2i/d))
+  std::vector<float> sin;   // [positions, d/2]
+};
+
+RopeTable make_rope_table(int64_t positions, int64_t head_width, double base);
+
+// x, out [rows, T, d]: rotates pair i of position (offset + t). out may alias x.
+void rope_forward(float* out, const float* x, const RopeTable& table, int64_t rows, int64_t T, int64_t d,
+                  int64_t offset);
+// The rotation is orthogonal, so the gradient rotates back by the negative angle.
+// dx += R(-angle) dout.
+void rope_backward(float* dx, const float* dout, const RopeTable& table, int64_t rows, int64_t T, int64_t d,
+                   int64_t offset);
+
+}  // namespace mg

@@ -1,0 +1,61 @@
+#include "kernels/runtime.h"
+
+#include <omp.h>
+
+#include <string>
+
+#include "kernels/gemm.h"
+#include "tensor/error.h"
+
+extern "C" void openblas_set_num_threads(int);
+
+namespace mg {
+namespace {
+
+GemmBackend g_backend = default_gemm_backend();
+int g_threads = 0;
+
+}  // namespace
+
+GemmBackend default_gemm_backend() { return GemmBackend::openblas; }
+
+void set_gemm_backend(GemmBackend backend) { g_backend = backend; }
+GemmBackend gemm_backend() { return g_backend; }
+
+std::string_view backend_name(GemmBackend backend) {
+  switch (backend) {
+    case GemmBackend::reference: return "reference";
+    case GemmBackend::openblas: return "openblas";
+    case GemmBackend::onednn: return "onednn";
+  }
+  return "?";
+}
+
+GemmBackend parse_gemm_backend(std::string_view name) {
+  for (GemmBackend b : {GemmBackend::openblas, GemmBackend::onednn, GemmBackend::reference})
+    if (backend_name(b) == name) return b;
+  throw InputError("unknown backend \"" + std::string(name) + "\" (choose openblas, onednn or reference)");
+}
+
+int hardware_threads() { return omp_get_num_procs(); }
+
+int set_num_threads(int threads) {
+  if (threads < 0) throw InputError("thread count must be >= 0, found " + std::to_string(threads));
+  int n = threads == 0 ? hardware_threads() : threads;
+  omp_set_num_threads(n);
+  openblas_set_num_threads(n);
+  g_threads = n;
+  return n;
+}
+
+int num_threads() { return g_threads == 0 ? omp_get_max_threads() : g_threads; }
+
+void gemm(const GemmArgs& args) {
+  switch (g_backend) {
+    case GemmBackend::reference: return gemm_reference(args);
+    case GemmBackend::openblas: return gemm_openblas(args);
+    case GemmBackend::onednn: return gemm_onednn(args);
+  }
+}
+
+}  // namespace mg

@@ -1,0 +1,16 @@
+// Causal softmax over the last axis of scores [batch, Tq, Tk]. Query row i sits at
+// absolute position Tk - Tq + i, and sees keys s <= Tk - Tq + i; the rest get exactly 0.
+// (Tq == Tk for a full sequence; Tq == 1 for one new position against a KV cache.)
+#pragma once
+
+#include <cstdint>
+
+namespace mg {
+
+void causal_softmax_forward(float* weights, const float* scores, int64_t batch, int64_t Tq, int64_t Tk);
+
+// dscores += w * (dw - sum_s w_s dw_s), row by row (zero where masked).
+void causal_softmax_backward(float* dscores, const float* dweights, const float* weights, int64_t batch,
+                             int64_t Tq, int64_t Tk);
+
+}  // namespace mg

@@ -1,0 +1,24 @@
+// The model's shape and arithmetic knobs: SPEC section 1's `model.` keys.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace mg {
+
+struct ModelConfig {
+  int64_t vocab_size = 79;  // set from the corpus, never typed by hand
+  int64_t n_layer = 4;
+  int64_t n_embd = 64;      // D
+  int64_t n_head = 2;       // H; head width d = D / H
+  int64_t block_size = 64;  // T_max
+  std::string position = "rope";  // "rope" or "learned"
+  double rope_base = 10000.0;
+  int64_t mlp_ratio = 4;
+  double dropout = 0.0;
+  double norm_eps = 1e-5;
+
+  int64_t head_width() const { return n_embd / n_head; }
+};
+
+}  // namespace mg

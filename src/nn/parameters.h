@@ -1,0 +1,39 @@
+// Parameters registered by name (the SPEC's tensor names, "blocks.0.attn.q_proj.weight"),
+// in a fixed order, so checkpoints, the optimizer and inspect-heads all walk the same list.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "autograd/var.h"
+#include "nn/model_config.h"
+
+namespace mg {
+
+struct NamedParameter {
+  std::string name;
+  Var var;  // a leaf with requires_grad
+};
+
+class Parameters {
+ public:
+  // Registers a zero-filled parameter; the name must be new.
+  Var add(const std::string& name, Shape shape);
+  const Var& get(const std::string& name) const;  // InternalError when absent
+  Var& get(const std::string& name);
+  bool contains(const std::string& name) const;
+  const std::vector<NamedParameter>& all() const { return list_; }
+  std::vector<NamedParameter>& all() { return list_; }
+  int64_t element_count() const;
+  void zero_grad();
+
+ private:
+  std::vector<NamedParameter> list_;
+};
+
+// Every tensor name and shape the SPEC's model with this config holds, in registration
+// order; a checkpoint reader checks a file against it before allocating anything.
+std::vector<std::pair<std::string, Shape>> expected_parameter_shapes(const ModelConfig& config);
+
+}  // namespace mg

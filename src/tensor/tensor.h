@@ -1,0 +1,55 @@
+// Tensor: a float32 array with a row-major shape and contiguous storage.
+// Copies share storage (like a shared_ptr); clone() makes a deep copy. Storage comes
+// from a size-keyed pool, so a training step that allocates the same buffers every
+// step stops calling malloc after the first one.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace mg {
+
+using Shape = std::vector<int64_t>;
+
+std::string shape_str(const Shape& shape);  // "[2,3,4]"
+int64_t shape_numel(const Shape& shape);
+
+class Tensor {
+ public:
+  Tensor() = default;
+  static Tensor zeros(Shape shape);
+  static Tensor empty(Shape shape);  // uninitialised: every element is written before it is read
+  static Tensor full(Shape shape, float value);
+  static Tensor from(Shape shape, std::vector<float> values);
+
+  bool defined() const { return storage_ != nullptr; }
+  const Shape& shape() const { return shape_; }
+  int rank() const { return static_cast<int>(shape_.size()); }
+  int64_t dim(int axis) const;  // negative counts from the end
+  int64_t numel() const { return numel_; }
+
+  float* data() { return storage_.get(); }
+  const float* data() const { return storage_.get(); }
+  std::span<float> span() { return {data(), static_cast<size_t>(numel_)}; }
+  std::span<const float> span() const { return {data(), static_cast<size_t>(numel_)}; }
+  float& operator[](int64_t flat_index) { return data()[flat_index]; }
+  float operator[](int64_t flat_index) const { return data()[flat_index]; }
+  float at(std::initializer_list<int64_t> index) const;  // bounds-checked, for tests
+
+  Tensor reshape(Shape shape) const;  // same storage, same element count
+  Tensor clone() const;
+  void fill(float value);
+  void copy_from(const Tensor& other);  // same numel
+
+ private:
+  Tensor(Shape shape, std::shared_ptr<float> storage);
+  Shape shape_;
+  int64_t numel_ = 0;
+  std::shared_ptr<float> storage_;
+};
+
+}  // namespace mg
