@@ -1,0 +1,42 @@
+// Random training windows over one split of ids. Each batch row is a window of
+// block_size + 1 consecutive ids starting uniformly in [0, n - block_size - 1]: the first
+// block_size are the inputs, the last block_size the targets, so targets[b, t] =
+// inputs[b, t + 1] within the window and every target is the symbol that followed.
+// The sampler owns its Rng, whose state a checkpoint saves, so a resumed run draws the
+// very windows the uninterrupted run would have drawn.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tensor/random.h"
+
+namespace mg {
+
+class BatchSampler {
+ public:
+  // Copies SPLIT (so it may be a temporary). InputError when SPLIT is shorter than
+  // block_size + 1; batch_size and block_size must be positive.
+  BatchSampler(std::span<const int32_t> split, int64_t block_size, int64_t batch_size, uint64_t seed);
+
+  // Fills inputs [B,T] and targets [B,T] (row-major, B = batch_size, T = block_size).
+  void next(std::span<int32_t> inputs, std::span<int32_t> targets);
+
+  // The Rng state string (tensor/random.h) and back; restore throws InputError when
+  // STATE is malformed.
+  std::string state() const { return rng_.state_string(); }
+  void restore(const std::string& state) { rng_.set_state_string(state); }
+
+  int64_t batch_size() const { return batch_size_; }
+  int64_t block_size() const { return block_size_; }
+
+ private:
+  std::vector<int32_t> split_;  // [n]
+  int64_t block_size_;          // T
+  int64_t batch_size_;          // B
+  Rng rng_;
+};
+
+}  // namespace mg

@@ -1,0 +1,24 @@
+// The probe set: held-out questions whose next symbol has exactly one right answer
+// (data/README.md). Training reports the share a model gets right by arg-max, a direct
+// measure of whether its attention reads back to the fact the question asks about.
+// File format: JSON lines, {"answer": "X", "kind": "who", "prompt": "..."}.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace mg {
+
+struct ProbeItem {
+  std::u32string prompt;  // the text up to, not including, the answer symbol
+  char32_t answer;        // the one right next symbol
+  std::string kind;       // "who", "colour", "what", ...
+};
+
+// Reads PATH. Blank lines are skipped; every other line must be a JSON object with a
+// non-empty string "prompt", a one-symbol string "answer" and a string "kind" (other keys
+// are ignored). InputError "PATH:LINE: ..." on the first bad line; an empty set is an error.
+std::vector<ProbeItem> load_probe_set(const std::filesystem::path& path);
+
+}  // namespace mg
