@@ -1,0 +1,176 @@
+#include "nn/gpt.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "tensor/error.h"
+
+namespace mg {
+
+void validate_model_config(const ModelConfig& c) {
+  auto positive = [](int64_t v, const char* key) {
+    if (v < 1) throw InputError(std::string("model.") + key + " must be >= 1, found " + std::to_string(v));
+  };
+  positive(c.vocab_size, "vocab_size");
+  positive(c.n_layer, "n_layer");
+  positive(c.n_embd, "n_embd");
+  positive(c.n_head, "n_head");
+  positive(c.block_size, "block_size");
+  positive(c.mlp_ratio, "mlp_ratio");
+  if (c.n_embd % c.n_head != 0)
+    throw InputError("model.n_embd (" + std::to_string(c.n_embd) + ") is not divisible by model.n_head (" +
+                     std::to_string(c.n_head) + ")");
+  if (c.position != "rope" && c.position != "learned")
+    throw InputError("model.position must be \"rope\" or \"learned\", found \"" + c.position + "\"");
+  if (c.position == "rope" && c.head_width() % 2 != 0)
+    throw InputError("model.position \"rope\" needs an even head width, found d = " + std::to_string(c.head_width()));
+}
+
+Gpt::Gpt(const ModelConfig& config) : config_(config) {
+  validate_model_config(config_);
+  for (const auto& [name, shape] : expected_parameter_shapes(config_)) params_.add(name, shape);
+  if (config_.position == "rope")
+    rope_table_ = make_rope_table(config_.block_size, config_.head_width(), config_.rope_base);
+}
+
+void Gpt::initialize(Rng& rng) {
+  const double std_weight = 0.02;
+  const double std_residual = 0.02 / std::sqrt(2.0 * static_cast<double>(config_.n_layer));
+  for (auto& [name, var] : params_.all()) {
+    Tensor& t = var.value();
+    auto ends_with = [&](const char* suffix) {
+      const size_t n = std::strlen(suffix);
+      return name.size() >= n && name.compare(name.size() - n, n, suffix) == 0;
+    };
+    if (ends_with("ln1.weight") || ends_with("ln2.weight") || name == "ln_f.weight") {
+      t.fill(1.0f);
+    } else if (t.rank() == 1) {
+      t.fill(0.0f);  // biases
+    } else {
+      // The residual projections (out_proj, mlp.proj) are scaled down so that the sum of
+      // 2 * n_layer residual branches keeps the stream's variance near that of one.
+      const bool residual = ends_with("attn.out_proj.weight") || ends_with("mlp.proj.weight");
+      const double stddev = residual ? std_residual : std_weight;
+      for (float& w : t.span()) w = static_cast<float>(rng.normal() * stddev);
+    }
+  }
+}
+
+Var Gpt::block(int64_t layer, const Var& x, int64_t B, int64_t T, const ForwardOptions& o) {
+  const std::string b = "blocks." + std::to_string(layer) + ".";
+  const int64_t H = config_.n_head, d = config_.head_width();
+  const float eps = static_cast<float>(config_.norm_eps);
+  const float p_drop = o.training ? static_cast<float>(config_.dropout) : 0.0f;
+  Rng dummy;
+  Rng& rng = o.dropout_rng ? *o.dropout_rng : dummy;
+  MG_CHECK(p_drop == 0.0f || o.dropout_rng, "dropout needs a random generator");
+
+  Var h = layer_norm(x, p(b + "ln1.weight"), p(b + "ln1.bias"), eps);   // [B,T,D]
+  Var q = split_heads(linear(h, p(b + "attn.q_proj.weight")), H);        // [B,H,T,d]
+  Var k = split_heads(linear(h, p(b + "attn.k_proj.weight")), H);
+  Var v = split_heads(linear(h, p(b + "attn.v_proj.weight")), H);
+  if (config_.position == "rope") {
+    q = rope(q, rope_table_);
+    k = rope(k, rope_table_);
+  }
+  // Scale by the head width d, the length of each head's dot product, not by D.
+  Var scores = scale(matmul(q, k, /*transpose_b=*/true), 1.0f / std::sqrt(static_cast<float>(d)));  // [B,H,T,T]
+  Var w = causal_softmax(scores);  // projected_weights
+  if (o.projected_weights) o.projected_weights->push_back(w.value());
+  Var heads = matmul(dropout(w, p_drop, rng), v);  // [B,H,T,d]
+  if (layer == o.ablate_layer) {
+    MG_CHECK(!grad_enabled(), "head ablation is for inference only");
+    float* a = heads.value().data();
+    for (int64_t bi = 0; bi < B; ++bi) std::memset(a + (bi * H + o.ablate_head) * T * d, 0, sizeof(float) * T * d);
+  }
+  Var attn_out = linear(merge_heads(heads), p(b + "attn.out_proj.weight"));  // [B,T,D]
+  Var x1 = add(x, dropout(attn_out, p_drop, rng));
+
+  Var h2 = layer_norm(x1, p(b + "ln2.weight"), p(b + "ln2.bias"), eps);
+  Var hidden = gelu(linear(h2, p(b + "mlp.fc.weight"), p(b + "mlp.fc.bias")));  // [B,T,mlp_ratio*D]
+  Var mlp_out = linear(hidden, p(b + "mlp.proj.weight"), p(b + "mlp.proj.bias"));
+  return add(x1, dropout(mlp_out, p_drop, rng));
+}
+
+Var Gpt::forward(std::span<const int32_t> ids, int64_t B, int64_t T, const ForwardOptions& o) {
+  MG_CHECK(static_cast<int64_t>(ids.size()) == B * T, "forward: ids do not fill [B,T]");
+  MG_CHECK(T >= 1 && T <= config_.block_size, "forward: T outside 1..block_size");
+  Var x = embedding(p("tok_emb.weight"), ids, {B, T});  // [B,T,D]
+  if (config_.position == "learned") {
+    std::vector<int32_t> positions(static_cast<size_t>(T));
+    for (int64_t t = 0; t < T; ++t) positions[t] = static_cast<int32_t>(t);
+    x = add(x, embedding(p("pos_emb.weight"), positions, {T}));  // [T,D] broadcast over B
+  }
+  for (int64_t layer = 0; layer < config_.n_layer; ++layer) x = block(layer, x, B, T, o);
+  x = layer_norm(x, p("ln_f.weight"), p("ln_f.bias"), static_cast<float>(config_.norm_eps));
+  return linear(x, p("head.weight"));  // [B,T,V]
+}
+
+Var Gpt::loss(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t T,
+              const ForwardOptions& o) {
+  return cross_entropy(forward(ids, B, T, o), targets);
+}
+
+KvCache Gpt::make_cache() const {
+  KvCache cache;
+  for (int64_t l = 0; l < config_.n_layer; ++l) {
+    cache.keys.push_back(Tensor::zeros({1, config_.n_head, 0, config_.head_width()}));
+    cache.values.push_back(Tensor::zeros({1, config_.n_head, 0, config_.head_width()}));
+  }
+  return cache;
+}
+
+namespace {
+
+// Appends fresh [1,H,n,d] rows after past [1,H,L,d]: the cache grows one position per step.
+Tensor append_positions(const Tensor& past, const Tensor& fresh) {
+  const int64_t H = past.dim(1), L = past.dim(2), n = fresh.dim(2), d = past.dim(3);
+  Tensor out = Tensor::empty({1, H, L + n, d});
+  for (int64_t h = 0; h < H; ++h) {
+    std::memcpy(out.data() + h * (L + n) * d, past.data() + h * L * d, sizeof(float) * L * d);
+    std::memcpy(out.data() + (h * (L + n) + L) * d, fresh.data() + h * n * d, sizeof(float) * n * d);
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor Gpt::forward_cached(std::span<const int32_t> ids, KvCache& cache) const {
+  NoGradGuard no_grad;
+  const int64_t n = static_cast<int64_t>(ids.size()), H = config_.n_head, d = config_.head_width();
+  const float eps = static_cast<float>(config_.norm_eps);
+  const int64_t offset = cache.length;
+  MG_CHECK(n >= 1 && offset + n <= config_.block_size, "forward_cached: positions past block_size");
+  Var x = embedding(p("tok_emb.weight"), ids, {1, n});
+  if (config_.position == "learned") {
+    std::vector<int32_t> positions(static_cast<size_t>(n));
+    for (int64_t t = 0; t < n; ++t) positions[t] = static_cast<int32_t>(offset + t);
+    x = add(x, embedding(p("pos_emb.weight"), positions, {n}));
+  }
+  for (int64_t layer = 0; layer < config_.n_layer; ++layer) {
+    const std::string b = "blocks." + std::to_string(layer) + ".";
+    Var h = layer_norm(x, p(b + "ln1.weight"), p(b + "ln1.bias"), eps);
+    Var q = split_heads(linear(h, p(b + "attn.q_proj.weight")), H);  // [1,H,n,d]
+    Var k = split_heads(linear(h, p(b + "attn.k_proj.weight")), H);
+    Var v = split_heads(linear(h, p(b + "attn.v_proj.weight")), H);
+    if (config_.position == "rope") {
+      q = rope(q, rope_table_, offset);
+      k = rope(k, rope_table_, offset);
+    }
+    cache.keys[layer] = append_positions(cache.keys[layer], k.value());      // [1,H,L+n,d]
+    cache.values[layer] = append_positions(cache.values[layer], v.value());
+    Var keys(cache.keys[layer]), values(cache.values[layer]);
+    Var scores = scale(matmul(q, keys, true), 1.0f / std::sqrt(static_cast<float>(d)));  // [1,H,n,L+n]
+    Var heads = matmul(causal_softmax(scores), values);                                   // [1,H,n,d]
+    Var x1 = add(x, linear(merge_heads(heads), p(b + "attn.out_proj.weight")));
+    Var h2 = layer_norm(x1, p(b + "ln2.weight"), p(b + "ln2.bias"), eps);
+    Var hidden = gelu(linear(h2, p(b + "mlp.fc.weight"), p(b + "mlp.fc.bias")));
+    x = add(x1, linear(hidden, p(b + "mlp.proj.weight"), p(b + "mlp.proj.bias")));
+  }
+  cache.length += n;
+  x = layer_norm(x, p("ln_f.weight"), p("ln_f.bias"), eps);
+  Tensor logits = linear(x, p("head.weight")).value();  // [1,n,V]
+  return logits.reshape({n, config_.vocab_size});
+}
+
+}  // namespace mg

@@ -1,0 +1,72 @@
+// The SPEC section 1 model: token embedding (+ learned positions), n_layer pre-norm
+// blocks of causal multi-head attention and a GELU MLP, a final LayerNorm and an
+// untied vocabulary head. B batch, T positions, D width, H heads, d = D/H, V vocabulary.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "autograd/ops.h"
+#include "kernels/rope.h"
+#include "nn/model_config.h"
+#include "nn/parameters.h"
+#include "tensor/random.h"
+
+namespace mg {
+
+// Keys and values of past positions, per layer, after RoPE: what generation reuses so
+// each new symbol costs one position instead of the whole context.
+struct KvCache {
+  int64_t length = 0;            // positions held
+  std::vector<Tensor> keys;      // per layer [1,H,block_size,d], rows 0..length-1 valid
+  std::vector<Tensor> values;    // per layer [1,H,block_size,d]
+};
+
+struct ForwardOptions {
+  bool training = false;  // dropout on
+  Rng* dropout_rng = nullptr;  // required when training with dropout > 0
+  // When set, receives each layer's projected_weights [B,H,T,T] (the softmax output).
+  std::vector<Tensor>* projected_weights = nullptr;
+  // Zeroes one head's output before the out projection (inspect-heads' ablation).
+  int64_t ablate_layer = -1, ablate_head = -1;
+};
+
+class Gpt {
+ public:
+  // Validates the config (ShapeError/InputError) and registers every parameter, zeroed.
+  explicit Gpt(const ModelConfig& config);
+
+  // SPEC initialisation: weights normal(0, 0.02), Wo and W2 normal(0, 0.02/sqrt(2 n_layer)),
+  // biases 0, LayerNorm weight 1 and bias 0. Draws in parameter order from rng.
+  void initialize(Rng& rng);
+
+  const ModelConfig& config() const { return config_; }
+  Parameters& parameters() { return params_; }
+  const Parameters& parameters() const { return params_; }
+
+  // ids [B,T] (T <= block_size), row-major -> logits [B,T,V].
+  Var forward(std::span<const int32_t> ids, int64_t B, int64_t T, const ForwardOptions& options = {});
+
+  // Mean next-symbol cross-entropy of forward(ids) against targets [B,T].
+  Var loss(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t T,
+           const ForwardOptions& options = {});
+
+  // Generation with a cache (batch 1, no grad): appends the positions of `ids` after the
+  // cache's, returns logits [n,V] for them. Positions must stay below block_size.
+  Tensor forward_cached(std::span<const int32_t> ids, KvCache& cache) const;
+  KvCache make_cache() const;
+
+ private:
+  Var block(int64_t layer, const Var& x, int64_t B, int64_t T, const ForwardOptions& options);
+  const Var& p(const std::string& name) const { return params_.get(name); }
+
+  ModelConfig config_;
+  Parameters params_;
+  RopeTable rope_table_;  // [block_size, d/2], only for position == "rope"
+};
+
+// Throws InputError naming the key when the model config cannot be built.
+void validate_model_config(const ModelConfig& config);
+
+}  // namespace mg

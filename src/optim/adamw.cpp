@@ -1,0 +1,62 @@
+#include "optim/adamw.h"
+
+#include <cmath>
+
+#include "kernels/adamw.h"
+
+namespace mg {
+
+AdamW::AdamW(Parameters& params, AdamWSettings settings) : params_(params), settings_(settings) {
+  for (const auto& p : params_.all()) {
+    exp_avg_.push_back(Tensor::zeros(p.var.shape()));
+    exp_avg_sq_.push_back(Tensor::zeros(p.var.shape()));
+  }
+}
+
+void AdamW::step(double lr) {
+  ++t_;
+  const double bias1 = 1.0 - std::pow(settings_.beta1, static_cast<double>(t_));
+  const double bias2 = 1.0 - std::pow(settings_.beta2, static_cast<double>(t_));
+  auto& list = params_.all();
+  for (size_t i = 0; i < list.size(); ++i) {
+    Var& var = list[i].var;
+    if (!var.has_grad()) continue;
+    const bool decay = var.value().rank() == 2;
+    AdamWStep s;
+    s.lr = lr;
+    s.beta1 = settings_.beta1;
+    s.beta2 = settings_.beta2;
+    s.eps = settings_.eps;
+    s.weight_decay = decay ? settings_.weight_decay : 0.0;
+    s.bias_correction1 = bias1;
+    s.bias_correction2 = bias2;
+    adamw_update(var.value().data(), exp_avg_[i].data(), exp_avg_sq_[i].data(), var.grad().data(),
+                 var.value().numel(), s);
+  }
+}
+
+double learning_rate(int64_t step, double lr, double min_lr, int64_t warmup_steps, int64_t max_steps) {
+  if (step < warmup_steps) return lr * static_cast<double>(step + 1) / static_cast<double>(warmup_steps + 1);
+  if (step >= max_steps) return min_lr;
+  const double progress =
+      static_cast<double>(step - warmup_steps) / static_cast<double>(std::max<int64_t>(1, max_steps - warmup_steps));
+  return min_lr + 0.5 * (1.0 + std::cos(M_PI * progress)) * (lr - min_lr);
+}
+
+double clip_grad_norm(Parameters& params, double max_norm) {
+  double sum_sq = 0.0;
+  for (auto& p : params.all()) {
+    if (!p.var.has_grad()) continue;
+    for (float g : p.var.grad().span()) sum_sq += static_cast<double>(g) * g;
+  }
+  const double norm = std::sqrt(sum_sq);
+  if (max_norm > 0.0 && norm > max_norm) {
+    const float factor = static_cast<float>(max_norm / (norm + 1e-6));
+    for (auto& p : params.all())
+      if (p.var.has_grad())
+        for (float& g : p.var.grad().span()) g *= factor;
+  }
+  return norm;
+}
+
+}  // namespace mg
