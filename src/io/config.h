@@ -53,6 +53,11 @@ Config load_config(const std::filesystem::path& file);
 // Parses a JSON object already in memory; relative paths resolve against base_dir.
 Config config_from_json(const nlohmann::json& json, const std::filesystem::path& base_dir);
 
+// The same; every InputError reads "ORIGIN: ..." (a file name, or "CKPT: __metadata__.config").
+// The two-argument form uses the origin "config".
+Config config_from_json(const nlohmann::json& json, const std::filesystem::path& base_dir,
+                        const std::string& origin);
+
 // Applies "section.key=value" (value parsed as JSON, else taken as a string); relative
 // data paths resolve against the current folder. Then re-validates.
 void apply_override(Config& config, const std::string& assignment);

@@ -1,0 +1,299 @@
+// The run configuration (SPEC sections 1 and 3): one list of keys (for_each_key) drives
+// reading, --set overrides, unknown-key suggestions and writing, so the four cannot
+// disagree. Integer keys accept a JSON number only when it is integral (64 and 64.0 and
+// 1e4 are fine, 64.5 is refused); number keys accept integers.
+#include "io/config.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <type_traits>
+
+#include "io/json_text.h"
+#include "tensor/error.h"
+
+namespace mg {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Model dimensions above this are refused: with every factor below 2^20 the largest
+// tensor, [mlp_ratio*D, D], still counts its elements in an int64.
+constexpr int64_t kMaxModelDim = int64_t(1) << 20;
+
+// Calls visit(section, key, field) for every key, in SPEC order; ConfigT may be const.
+template <class ConfigT, class Visit>
+void for_each_key(ConfigT& c, Visit&& visit) {
+  visit("model", "vocab_size", c.model.vocab_size);
+  visit("model", "n_layer", c.model.n_layer);
+  visit("model", "n_embd", c.model.n_embd);
+  visit("model", "n_head", c.model.n_head);
+  visit("model", "block_size", c.model.block_size);
+  visit("model", "position", c.model.position);
+  visit("model", "rope_base", c.model.rope_base);
+  visit("model", "mlp_ratio", c.model.mlp_ratio);
+  visit("model", "dropout", c.model.dropout);
+  visit("model", "norm_eps", c.model.norm_eps);
+  visit("train", "batch_size", c.train.batch_size);
+  visit("train", "max_steps", c.train.max_steps);
+  visit("train", "lr", c.train.lr);
+  visit("train", "min_lr", c.train.min_lr);
+  visit("train", "warmup_steps", c.train.warmup_steps);
+  visit("train", "weight_decay", c.train.weight_decay);
+  visit("train", "beta1", c.train.beta1);
+  visit("train", "beta2", c.train.beta2);
+  visit("train", "eps", c.train.eps);
+  visit("train", "grad_clip", c.train.grad_clip);
+  visit("train", "eval_interval", c.train.eval_interval);
+  visit("train", "eval_batches", c.train.eval_batches);
+  visit("train", "checkpoint_interval", c.train.checkpoint_interval);
+  visit("train", "seed", c.train.seed);
+  visit("train", "out_dir", c.train.out_dir);
+  visit("train", "threads", c.train.threads);
+  visit("train", "backend", c.train.backend);
+  visit("data", "path", c.data.path);
+  visit("data", "val_fraction", c.data.val_fraction);
+  visit("data", "probe_path", c.data.probe_path);
+}
+
+bool is_path_key(const std::string& section, const std::string& key) {
+  return section == "data" && (key == "path" || key == "probe_path");
+}
+
+// Rethrows an InputError from f() as "ORIGIN: message".
+template <class F>
+auto with_origin(const std::string& origin, F&& f) {
+  try {
+    return f();
+  } catch (const InputError& e) {
+    throw InputError(origin + ": " + e.what());
+  }
+}
+
+[[noreturn]] void wrong_type(const std::string& name, const char* expected, const json& value) {
+  throw InputError(name + " must be " + expected + ", found " + json_excerpt(value));
+}
+
+// A JSON float that holds a whole value (64.0, 1e4), as a double; anything else refused.
+double integral_number(const std::string& name, const json& value, const char* expected) {
+  if (!value.is_number_float()) wrong_type(name, expected, value);
+  const double x = value.get<double>();
+  if (!std::isfinite(x) || std::trunc(x) != x) wrong_type(name, expected, value);
+  return x;
+}
+
+void assign(int64_t& field, const std::string& name, const json& value) {
+  if (value.is_number_unsigned()) {
+    if (value.get<uint64_t>() > uint64_t(INT64_MAX)) wrong_type(name, "an integer in the int64 range", value);
+    field = static_cast<int64_t>(value.get<uint64_t>());
+  } else if (value.is_number_integer()) {
+    field = value.get<int64_t>();
+  } else {
+    const double x = integral_number(name, value, "an integer");
+    if (x < -9.2e18 || x > 9.2e18) wrong_type(name, "an integer in the int64 range", value);
+    field = static_cast<int64_t>(x);
+  }
+}
+
+void assign(uint64_t& field, const std::string& name, const json& value) {
+  if (value.is_number_unsigned()) {
+    field = value.get<uint64_t>();
+  } else if (value.is_number_integer()) {
+    wrong_type(name, "a non-negative integer", value);  // nlohmann keeps only negatives signed
+  } else {
+    const double x = integral_number(name, value, "a non-negative integer");
+    if (x < 0 || x >= 18446744073709551616.0) wrong_type(name, "a non-negative integer below 2^64", value);
+    field = static_cast<uint64_t>(x);
+  }
+}
+
+void assign(double& field, const std::string& name, const json& value) {
+  if (!value.is_number()) wrong_type(name, "a number", value);
+  field = value.get<double>();
+}
+
+void assign(std::string& field, const std::string& name, const json& value) {
+  if (!value.is_string()) wrong_type(name, "a string", value);
+  field = value.get<std::string>();
+}
+
+// A relative path is taken against base_dir; the result is absolute and normalised.
+std::string resolve_path(const std::string& text, const fs::path& base_dir) {
+  if (text.empty()) return text;
+  fs::path path(text);
+  if (path.is_relative()) path = fs::absolute(base_dir / path);
+  return path.lexically_normal().string();
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
+    }
+  }
+  return row[b.size()];
+}
+
+// "unknown key train.lrr (did you mean train.lr?)", else the section's valid keys.
+[[noreturn]] void unknown_key(const std::string& section, const std::string& key) {
+  Config probe;
+  std::string valid, closest;
+  size_t closest_distance = 3;  // suggest only near misses
+  for_each_key(probe, [&](const char* s, const char* k, auto&) {
+    if (section != s) return;
+    valid += (valid.empty() ? "" : ", ") + std::string(k);
+    if (size_t d = edit_distance(key, k); d < closest_distance) {
+      closest_distance = d;
+      closest = k;
+    }
+  });
+  const std::string name = section + "." + key;
+  if (!closest.empty()) throw InputError("unknown key " + name + " (did you mean " + section + "." + closest + "?)");
+  throw InputError("unknown key " + name + " (valid " + section + " keys: " + valid + ")");
+}
+
+// Looks section.key up in the key list and stores value into it.
+void set_key(Config& config, const std::string& section, const std::string& key, const json& value,
+             const fs::path& base_dir) {
+  bool found = false;
+  for_each_key(config, [&](const char* s, const char* k, auto& field) {
+    if (found || section != s || key != k) return;
+    found = true;
+    assign(field, section + "." + key, value);
+    if constexpr (std::is_same_v<std::decay_t<decltype(field)>, std::string>)
+      if (is_path_key(section, key)) field = resolve_path(field, base_dir);
+  });
+  if (!found) unknown_key(section, key);
+}
+
+bool is_text_key(const std::string& section, const std::string& key) {
+  bool text = false;
+  Config probe;
+  for_each_key(probe, [&](const char* s, const char* k, auto& field) {
+    if (section == s && key == k) text = std::is_same_v<std::decay_t<decltype(field)>, std::string>;
+  });
+  return text;
+}
+
+// Range rules, one line each: "train.lr must be > 0, found 0.0".
+void require(bool ok, const std::string& name, const json& value, const std::string& rule) {
+  if (!ok) throw InputError(name + " must be " + rule + ", found " + json_excerpt(value));
+}
+
+}  // namespace
+
+void validate_config(const Config& c) {
+  const ModelConfig& m = c.model;
+  for (auto [name, value] : {std::pair{"model.vocab_size", m.vocab_size}, {"model.n_layer", m.n_layer},
+                             {"model.n_embd", m.n_embd}, {"model.n_head", m.n_head},
+                             {"model.block_size", m.block_size}, {"model.mlp_ratio", m.mlp_ratio}}) {
+    require(value >= 1, name, value, ">= 1");
+    require(value <= kMaxModelDim, name, value, "<= " + std::to_string(kMaxModelDim));
+  }
+  if (m.n_embd % m.n_head != 0)
+    throw InputError("model.n_embd = " + std::to_string(m.n_embd) + " must be divisible by model.n_head = " +
+                     std::to_string(m.n_head));
+  require(m.position == "rope" || m.position == "learned", "model.position", m.position, "\"rope\" or \"learned\"");
+  if (m.position == "rope" && m.head_width() % 2 != 0)
+    throw InputError("model.position \"rope\" needs an even head width, found n_embd / n_head = " +
+                     std::to_string(m.head_width()));
+  require(m.rope_base > 0, "model.rope_base", m.rope_base, "> 0");
+  require(m.dropout >= 0 && m.dropout < 1, "model.dropout", m.dropout, "in [0, 1)");
+  require(m.norm_eps > 0, "model.norm_eps", m.norm_eps, "> 0");
+
+  const TrainConfig& t = c.train;
+  for (auto [name, value] : {std::pair{"train.batch_size", t.batch_size}, {"train.max_steps", t.max_steps},
+                             {"train.eval_interval", t.eval_interval}, {"train.eval_batches", t.eval_batches},
+                             {"train.checkpoint_interval", t.checkpoint_interval}})
+    require(value >= 1, name, value, ">= 1");
+  require(t.lr > 0, "train.lr", t.lr, "> 0");
+  require(t.min_lr >= 0 && t.min_lr <= t.lr, "train.min_lr", t.min_lr, "in [0, train.lr = " + json(t.lr).dump() + "]");
+  require(t.warmup_steps >= 0, "train.warmup_steps", t.warmup_steps, ">= 0");
+  require(t.weight_decay >= 0, "train.weight_decay", t.weight_decay, ">= 0");
+  require(t.beta1 >= 0 && t.beta1 < 1, "train.beta1", t.beta1, "in [0, 1)");
+  require(t.beta2 >= 0 && t.beta2 < 1, "train.beta2", t.beta2, "in [0, 1)");
+  require(t.eps > 0, "train.eps", t.eps, "> 0");
+  require(t.grad_clip >= 0, "train.grad_clip", t.grad_clip, ">= 0 (0 turns clipping off)");
+  require(t.threads >= 0, "train.threads", t.threads, ">= 0 (0 uses all cores)");
+  require(t.backend.empty() || t.backend == "openblas" || t.backend == "onednn" || t.backend == "reference",
+          "train.backend", t.backend, "one of \"\", \"openblas\", \"onednn\", \"reference\"");
+  require(!t.out_dir.empty(), "train.out_dir", t.out_dir, "a folder name");
+
+  require(c.data.val_fraction > 0 && c.data.val_fraction < 1, "data.val_fraction", c.data.val_fraction,
+          "in (0, 1)");
+}
+
+Config config_from_json(const json& input, const fs::path& base_dir, const std::string& origin) {
+  return with_origin(origin, [&] {
+    if (!input.is_object()) throw InputError("config must be a JSON object, found " + json_excerpt(input));
+    Config config;
+    for (const auto& [section, body] : input.items()) {
+      if (section != "model" && section != "train" && section != "data")
+        throw InputError("unknown key " + section + " (valid sections: model, train, data)");
+      if (!body.is_object()) wrong_type(section, "an object", body);
+      for (const auto& [key, value] : body.items()) set_key(config, section, key, value, base_dir);
+    }
+    validate_config(config);
+    return config;
+  });
+}
+
+Config config_from_json(const json& input, const fs::path& base_dir) {
+  return config_from_json(input, base_dir, "config");
+}
+
+Config load_config(const fs::path& file) {
+  const std::string origin = file.string();
+  std::error_code error;
+  if (fs::is_directory(file, error)) throw InputError(origin + ": cannot read config: is a folder");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(origin + ": cannot read config: " + std::strerror(errno));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  json parsed;
+  try {
+    parsed = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw InputError(origin + ": " + describe_json_parse_error(e, text));
+  }
+  const fs::path base_dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  return config_from_json(parsed, base_dir, origin);
+}
+
+void apply_override(Config& config, const std::string& assignment) {
+  with_origin("--set " + assignment, [&] {
+    const size_t equals = assignment.find('=');
+    const std::string name = assignment.substr(0, equals);
+    const size_t dot = name.find('.');
+    if (equals == std::string::npos || dot == std::string::npos || dot == 0 || dot + 1 == name.size())
+      throw InputError("expected section.key=value");
+    const std::string section = name.substr(0, dot), key = name.substr(dot + 1);
+    const std::string text = assignment.substr(equals + 1);
+    // The value is JSON when it parses as JSON (3e-4, 64, "x"), else the text itself, so
+    // out_dir=runs/x needs no quotes; a string key always takes the text as written.
+    json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (value.is_discarded() || (is_text_key(section, key) && !value.is_string())) value = text;
+    Config updated = config;
+    set_key(updated, section, key, value, fs::current_path());
+    validate_config(updated);
+    config = std::move(updated);
+  });
+}
+
+json config_to_json(const Config& config) {
+  json out = {{"model", json::object()}, {"train", json::object()}, {"data", json::object()}};
+  for_each_key(config, [&](const char* section, const char* key, const auto& field) { out[section][key] = field; });
+  return out;
+}
+
+}  // namespace mg

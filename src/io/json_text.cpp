@@ -1,0 +1,43 @@
+// One-line descriptions of JSON parse failures and of offending values.
+#include "io/json_text.h"
+
+#include <algorithm>
+
+namespace mg {
+
+std::string describe_json_parse_error(const nlohmann::json::parse_error& error, std::string_view text) {
+  // nlohmann counts `byte` from 1 at the character where parsing stopped.
+  const size_t stop = std::min<size_t>(error.byte > 0 ? error.byte - 1 : 0, text.size());
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i < stop; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  // what() reads "[json.exception.parse_error.101] parse error at line 1, column 5: REASON";
+  // keep REASON, which nlohmann already writes on one line with control bytes escaped.
+  std::string what = error.what();
+  std::string reason;
+  if (size_t at = what.find("column "); at != std::string::npos) {
+    if (size_t colon = what.find(": ", at); colon != std::string::npos) reason = what.substr(colon + 2);
+  }
+  std::string out = "invalid JSON at line " + std::to_string(line) + " column " + std::to_string(column);
+  if (!reason.empty()) out += ": " + reason;
+  std::replace(out.begin(), out.end(), '\n', ' ');
+  return out;
+}
+
+std::string json_excerpt(const nlohmann::json& value, size_t max_chars) {
+  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (text.size() > max_chars) {
+    size_t cut = max_chars;  // back off to a UTF-8 character boundary
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    text = text.substr(0, cut) + "...";
+  }
+  return text;
+}
+
+}  // namespace mg
