@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what mini-gpt needs to build and test, from Debian 12's packages, and does
+# nothing when everything is already present. Run as root (or with sudo available).
+set -euo pipefail
+
+packages=(
+  g++ cmake make            # toolchain
+  libdnnl-dev               # oneDNN 2.6 (matmul, layer norm, eltwise, softmax)
+  libopenblas-openmp-dev    # OpenBLAS built on OpenMP: one thread pool shared with oneDNN
+  libcli11-dev              # command line
+  nlohmann-json3-dev        # configs, checkpoint headers, metrics
+  libgtest-dev              # tests
+  libbenchmark-dev          # kernel micro-benchmarks
+  python3                   # the corpus generator (standard library only)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all packages present"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

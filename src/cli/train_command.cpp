@@ -1,0 +1,133 @@
+// `mini-gpt train`: resolve the config (file, then flags, then --set), run the training
+// job, and show its progress: a live line on a terminal, plain periodic lines otherwise.
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "io/config.h"
+#include "jobs/train.h"
+#include "tensor/error.h"
+
+namespace mg::cli {
+namespace {
+
+std::atomic<bool> g_stop_requested{false};
+
+extern "C" void on_sigint(int) { g_stop_requested.store(true); }
+
+std::string format_duration(double seconds) {
+  const long s = static_cast<long>(seconds + 0.5);
+  char buffer[32];
+  if (s >= 3600) std::snprintf(buffer, sizeof buffer, "%ldh%02ldm", s / 3600, s / 60 % 60);
+  else std::snprintf(buffer, sizeof buffer, "%ldm%02lds", s / 60, s % 60);
+  return buffer;
+}
+
+// Renders one progress report; on a terminal the line is redrawn in place.
+class ProgressPrinter {
+ public:
+  ProgressPrinter() : live_(isatty(STDERR_FILENO)) {}
+
+  void operator()(const TrainProgress& p) {
+    if (p.val_loss) last_val_ = *p.val_loss;
+    const double eta = p.tokens_per_s > 0 && p.step > 0
+                           ? p.elapsed_s / static_cast<double>(p.step - first_step(p)) * (p.max_steps - p.step)
+                           : 0.0;
+    char line[256];
+    std::snprintf(line, sizeof line, "step %lld/%lld  loss %.4f  val %s  lr %.2e  %.0f tok/s  ETA %s",
+                  static_cast<long long>(p.step), static_cast<long long>(p.max_steps), p.loss,
+                  last_val_ < 0 ? "-" : std::to_string(last_val_).substr(0, 6).c_str(), p.lr, p.tokens_per_s,
+                  format_duration(eta).c_str());
+    if (live_) {
+      std::fprintf(stderr, "\r%s\033[K", line);
+      if (p.val_loss) std::fprintf(stderr, "\n");
+    } else if (p.val_loss || p.step == p.max_steps || p.step % 100 == 0) {
+      std::fprintf(stderr, "%s%s\n", line,
+                   p.probe_accuracy ? ("  probe " + std::to_string(*p.probe_accuracy).substr(0, 5)).c_str() : "");
+    }
+    std::fflush(stderr);
+  }
+  void finish() {
+    if (live_) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  int64_t first_step(const TrainProgress& p) {
+    if (first_step_ < 0) first_step_ = p.step - 1;
+    return first_step_;
+  }
+  bool live_;
+  double last_val_ = -1.0;
+  int64_t first_step_ = -1;
+};
+
+struct TrainOptions {
+  std::string config_file, out_dir, resume;
+  int64_t max_steps = -1, seed = -1;
+  std::vector<std::string> sets;
+  ComputeOptions compute;
+};
+
+}  // namespace
+
+Run add_train_command(CLI::App& app) {
+  auto options = std::make_shared<TrainOptions>();
+  CLI::App* cmd = app.add_subcommand("train", "Train the model on a corpus; writes a run directory");
+  cmd->add_option("--config", options->config_file, "Config file (JSON: model, train, data)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--out", options->out_dir, "Run directory (default: the config's train.out_dir)");
+  cmd->add_option("--resume", options->resume, "Continue from a training checkpoint, bit for bit")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--max-steps", options->max_steps, "Total steps of the run (a resumed run continues up to N)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--seed", options->seed, "Seed for initialisation, batches and dropout")
+      ->check(CLI::NonNegativeNumber);
+  options->compute.add_to(*cmd);
+  cmd->add_option("--set", options->sets, "Override any config key: section.key=value (repeatable)");
+  cmd->footer(
+      "Writes DIR/config.json, DIR/metrics.jsonl, DIR/latest.safetensors and DIR/best.safetensors.\n"
+      "Ctrl-C finishes the current step, writes latest.safetensors and exits 130.");
+
+  return [options]() {
+    Config config = load_config(options->config_file);
+    auto set = [&](const std::string& assignment) { apply_override(config, assignment); };
+    if (!options->out_dir.empty()) set("train.out_dir=" + nlohmann::json(options->out_dir).dump());
+    if (options->max_steps > 0) set("train.max_steps=" + std::to_string(options->max_steps));
+    if (options->seed >= 0) set("train.seed=" + std::to_string(options->seed));
+    for (const auto& s : options->sets) set(s);
+    if (options->compute.threads != 0) set("train.threads=" + std::to_string(options->compute.threads));
+    if (!options->compute.backend.empty()) set("train.backend=" + nlohmann::json(options->compute.backend).dump());
+
+    TrainRequest request;
+    request.config = config;
+    if (!options->resume.empty()) request.resume = options->resume;
+    ProgressPrinter printer;
+    request.on_progress = [&printer](const TrainProgress& p) { printer(p); };
+    request.stop_requested = &g_stop_requested;
+    std::signal(SIGINT, on_sigint);
+
+    TrainResult result = train(request);
+    printer.finish();
+    std::signal(SIGINT, SIG_DFL);
+    if (result.interrupted) {
+      std::fprintf(stderr, "interrupted at step %lld; wrote %s\n", static_cast<long long>(result.step),
+                   (result.run_dir / "latest.safetensors").c_str());
+      return kExitInterrupted;
+    }
+    std::printf("trained %lld steps in %s (%.0f tokens/s)\n", static_cast<long long>(result.step),
+                format_duration(result.elapsed_s).c_str(), result.tokens_per_s);
+    if (result.final_val_loss) std::printf("final val loss %.4f\n", *result.final_val_loss);
+    if (result.best_val_loss) std::printf("best val loss %.4f\n", *result.best_val_loss);
+    if (result.probe_accuracy) std::printf("probe accuracy %.4f\n", *result.probe_accuracy);
+    std::printf("run directory %s\n", result.run_dir.c_str());
+    return kExitOk;
+  };
+}
+
+}  // namespace mg::cli

@@ -1,0 +1,87 @@
+#include "jobs/evaluate.h"
+
+#include <algorithm>
+
+#include "data/batch_sampler.h"
+#include "tensor/error.h"
+
+namespace mg {
+namespace {
+constexpr int64_t kWindowsPerForward = 32;
+}
+
+EvalResult evaluate_windows(Gpt& model, std::span<const int32_t> ids) {
+  NoGradGuard no_grad;
+  const int64_t T = model.config().block_size, n = static_cast<int64_t>(ids.size());
+  const int64_t windows = n >= T + 1 ? (n - 1) / T : 0;  // k with kT + T + 1 <= n
+  if (windows == 0)
+    throw InputError("text has " + std::to_string(n) + " symbols; eval needs at least block_size + 1 = " +
+                     std::to_string(T + 1));
+  double total = 0.0;
+  std::vector<int32_t> inputs, targets;
+  for (int64_t first = 0; first < windows; first += kWindowsPerForward) {
+    const int64_t B = std::min(kWindowsPerForward, windows - first);
+    inputs.assign(ids.begin() + first * T, ids.begin() + (first + B) * T);
+    targets.assign(ids.begin() + first * T + 1, ids.begin() + (first + B) * T + 1);
+    total += static_cast<double>(model.loss(inputs, targets, B, T).value()[0]) * static_cast<double>(B * T);
+  }
+  return {total / static_cast<double>(windows * T), windows * T};
+}
+
+double sampled_loss(Gpt& model, std::span<const int32_t> split, int64_t batch_size, int64_t batches, uint64_t seed) {
+  NoGradGuard no_grad;
+  const int64_t T = model.config().block_size;
+  BatchSampler sampler(split, T, batch_size, seed);
+  std::vector<int32_t> inputs(static_cast<size_t>(batch_size * T)), targets(inputs.size());
+  double total = 0.0;
+  for (int64_t i = 0; i < batches; ++i) {
+    sampler.next(inputs, targets);
+    total += model.loss(inputs, targets, batch_size, T).value()[0];
+  }
+  return total / static_cast<double>(batches);
+}
+
+double probe_accuracy(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes) {
+  if (probes.empty()) return 0.0;
+  NoGradGuard no_grad;
+  const int64_t T_max = model.config().block_size, V = model.config().vocab_size;
+  int64_t correct = 0;
+  // Prompts are left-aligned and padded at the end: with a causal mask the padding
+  // never reaches the position whose prediction is read.
+  for (size_t first = 0; first < probes.size(); first += kWindowsPerForward) {
+    const size_t count = std::min<size_t>(kWindowsPerForward, probes.size() - first);
+    std::vector<std::vector<int32_t>> prompts;
+    std::vector<int32_t> answers;
+    int64_t T = 1;
+    for (size_t i = first; i < first + count; ++i) {
+      std::vector<int32_t> ids;
+      bool known = true;
+      for (char32_t c : probes[i].prompt) {
+        auto id = vocab.find(c);
+        if (!id) known = false;
+        else ids.push_back(*id);
+      }
+      auto answer = vocab.find(probes[i].answer);
+      if (!known || !answer || ids.empty()) {
+        ids.assign(1, 0);
+        answers.push_back(-1);  // cannot be right
+      } else {
+        answers.push_back(*answer);
+      }
+      if (static_cast<int64_t>(ids.size()) > T_max) ids.erase(ids.begin(), ids.end() - T_max);
+      T = std::max<int64_t>(T, static_cast<int64_t>(ids.size()));
+      prompts.push_back(std::move(ids));
+    }
+    std::vector<int32_t> batch(count * static_cast<size_t>(T), 0);
+    for (size_t i = 0; i < count; ++i) std::copy(prompts[i].begin(), prompts[i].end(), batch.begin() + i * T);
+    Tensor logits = model.forward(batch, static_cast<int64_t>(count), T).value();  // [count,T,V]
+    for (size_t i = 0; i < count; ++i) {
+      const float* row = logits.data() + (i * T + prompts[i].size() - 1) * V;
+      const int64_t best = std::max_element(row, row + V) - row;  // first maximum: lowest id on a tie
+      if (best == answers[i]) ++correct;
+    }
+  }
+  return static_cast<double>(correct) / static_cast<double>(probes.size());
+}
+
+}  // namespace mg

@@ -1,0 +1,112 @@
+// The command line as a user meets it: exit statuses and one-line errors (SPEC section 4).
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "io/checkpoint.h"
+#include "test_support.h"
+
+namespace mg {
+namespace {
+
+using test::run_mini_gpt;
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = test::fresh_dir(::testing::UnitTest::GetInstance()->current_test_info()->name()); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name, std::ios::binary) << text;
+    return (dir_ / name).string();
+  }
+  // A config file like tiny.json with one key replaced.
+  std::string tiny_with(const std::string& section, const std::string& key, const nlohmann::json& value) {
+    auto json = nlohmann::json::parse(test::read_text(test::source_dir() / "configs" / "tiny.json"));
+    json[section][key] = value;
+    json["data"]["path"] = (test::source_dir() / "data" / "corpus.txt").string();
+    json["data"]["probe_path"] = "";
+    return write("config.json", json.dump());
+  }
+  static void expect_one_line_error(const test::CommandResult& r, int status, const std::string& needle) {
+    EXPECT_EQ(r.status, status) << r.err;
+    EXPECT_EQ(r.err.rfind("mini-gpt: error: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << "missing \"" << needle << "\" in: " << r.err;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(CliTest, HelpAndVersionExitZero) {
+  auto help = run_mini_gpt({"--help"}, dir_);
+  EXPECT_EQ(help.status, 0);
+  for (const char* sub : {"train", "sample", "inspect-heads", "eval"}) EXPECT_NE(help.out.find(sub), std::string::npos);
+  auto version = run_mini_gpt({"--version"}, dir_);
+  EXPECT_EQ(version.status, 0);
+  EXPECT_NE(version.out.find("mini-gpt"), std::string::npos);
+}
+
+TEST_F(CliTest, UsageErrorsExitTwoWithOneLine) {
+  expect_one_line_error(run_mini_gpt({}, dir_), 2, "subcommand");
+  expect_one_line_error(run_mini_gpt({"train", "--config", (test::source_dir() / "configs" / "tiny.json").string(), "--bogus"}, dir_),
+                        2, "--bogus");
+  expect_one_line_error(run_mini_gpt({"train"}, dir_), 2, "--config");
+  expect_one_line_error(run_mini_gpt({"train", "--config", (dir_ / "nope.json").string()}, dir_), 2, "nope.json");
+}
+
+TEST_F(CliTest, BadConfigValuesExitTwoNamingKeyAndValue) {
+  struct Case {
+    std::string section, key;
+    nlohmann::json value;
+    std::string needle;
+  };
+  const std::vector<Case> cases = {
+      {"model", "n_head", 3, "model.n_head"},            // 16 % 3 != 0
+      {"model", "block_size", 0, "model.block_size"},
+      {"train", "lr", 0, "train.lr"},
+      {"train", "lr", "fast", "train.lr"},
+      {"data", "val_fraction", 1.5, "data.val_fraction"},
+      {"train", "lrr", 1e-3, "train.lrr"},               // unknown key
+      {"data", "val_fraction", 1e-6, "data.val_fraction"},  // validation split shorter than block_size + 1
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.section + "." + c.key + "=" + c.value.dump());
+    expect_one_line_error(run_mini_gpt({"train", "--config", tiny_with(c.section, c.key, c.value)}, dir_), 2,
+                          c.needle);
+  }
+  expect_one_line_error(run_mini_gpt({"train", "--config", tiny_with("train", "lr", 1e-3), "--set", "train.lr=-1"}, dir_),
+                        2, "train.lr");
+}
+
+TEST_F(CliTest, InvalidUtf8CorpusNamesTheByteOffset) {
+  const std::string corpus = write("bad.txt", std::string(100, 'a') + "\xff" + std::string(100, 'b'));
+  auto r = run_mini_gpt({"train", "--config", tiny_with("train", "lr", 1e-3), "--set", "data.path=" + corpus}, dir_);
+  expect_one_line_error(r, 2, "byte offset 100");
+}
+
+TEST_F(CliTest, EvalRejectsMissingCheckpointAndUnknownSymbols) {
+  expect_one_line_error(run_mini_gpt({"eval", "--checkpoint", (dir_ / "none.safetensors").string(), "--text-file",
+                                      (test::source_dir() / "data" / "corpus.txt").string()}, dir_),
+                        2, "none.safetensors");
+  auto train = run_mini_gpt({"train", "--config", tiny_with("train", "max_steps", 2), "--out", (dir_ / "run").string()}, dir_);
+  ASSERT_EQ(train.status, 0) << train.err;
+  const std::string text = write("text.txt", "小丁拿着红色的苹果。小丁拿着红色的苹果。Z小丁拿着红色的苹果。");
+  expect_one_line_error(run_mini_gpt({"eval", "--checkpoint", (dir_ / "run" / "latest.safetensors").string(),
+                                      "--text-file", text}, dir_),
+                        2, "position 20");
+}
+
+TEST_F(CliTest, DivergingRunStopsWithExitOneAndKeepsTheLastGoodCheckpoint) {
+  const std::string config = tiny_with("train", "checkpoint_interval", 1);
+  auto r = run_mini_gpt({"train", "--config", config, "--out", (dir_ / "run").string(), "--set", "train.lr=1e30",
+                         "--set", "train.warmup_steps=0", "--set", "train.grad_clip=0"}, dir_);
+  expect_one_line_error(r, 1, "step");
+  if (std::filesystem::exists(dir_ / "run" / "latest.safetensors")) {
+    Checkpoint latest = load_checkpoint(dir_ / "run" / "latest.safetensors");
+    for (const auto& [name, t] : latest.tensors)
+      for (float v : t.span()) ASSERT_TRUE(std::isfinite(v)) << name;
+  }
+}
+
+}  // namespace
+}  // namespace mg
