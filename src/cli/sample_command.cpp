@@ -1,14 +1,95 @@
+// `mini-gpt sample`: stream text from a checkpoint, one symbol at a time, flushed as it
+// is chosen. The KV cache makes each symbol cost one position (jobs/generate.h).
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <random>
+
 #include "cli/commands.h"
+#include "data/text_file.h"
+#include "data/utf8.h"
+#include "jobs/generate.h"
+#include "jobs/model_store.h"
 #include "tensor/error.h"
 
 namespace mg::cli {
-// Filled in by the sample issue.
+namespace {
+
+struct SampleOptions {
+  std::string checkpoint, prompt, prompt_file;
+  int64_t max_new_tokens = 200, num_samples = 1;
+  std::optional<uint64_t> seed;
+  SamplingSettings sampling;
+  bool stats = false, no_cache = false;
+  ComputeOptions compute;
+};
+
+void write_symbol(const std::string& utf8) {
+  std::fwrite(utf8.data(), 1, utf8.size(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
 Run add_sample_command(CLI::App& app) {
-  app.add_subcommand("sample", "Generate text from a checkpoint");
-  return []() -> int { throw Error("sample: not implemented yet"); };
+  auto o = std::make_shared<SampleOptions>();
+  CLI::App* cmd = app.add_subcommand("sample", "Generate text from a checkpoint");
+  cmd->add_option("--checkpoint", o->checkpoint, "Checkpoint (.safetensors)")->required();
+  auto* prompt = cmd->add_option("--prompt", o->prompt,
+                                 "Text to continue (default: empty, which starts from a newline when the "
+                                 "vocabulary has one, else from its first symbol)");
+  cmd->add_option("--prompt-file", o->prompt_file, "Read the prompt from a UTF-8 file")->excludes(prompt);
+  cmd->add_option("--max-new-tokens", o->max_new_tokens, "Symbols to generate per sample (default 200)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--temperature", o->sampling.temperature, "Softmax temperature; 0 is greedy arg-max (default 1)");
+  cmd->add_option("--top-k", o->sampling.top_k, "Sample among the K most likely symbols; 0 keeps all (default 0)");
+  cmd->add_option("--top-p", o->sampling.top_p, "Nucleus: the smallest set with probability >= P (default 1)");
+  cmd->add_option("--seed", o->seed, "Random seed; the same seed prints the same text (default: random)");
+  cmd->add_option("--num-samples", o->num_samples, "Independent samples, each under a header line (default 1)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--stats", o->stats, "Print time to first symbol and symbols/s to stderr");
+  cmd->add_flag("--no-cache", o->no_cache, "Recompute the whole context for every symbol (for comparison)");
+  o->compute.add_to(*cmd);
+
+  return [o]() {
+    validate_sampling(o->sampling);
+    o->compute.apply();
+    LoadedModel loaded = load_model(o->checkpoint);
+    const Vocab& vocab = loaded.vocab;
+    std::u32string prompt_text = o->prompt_file.empty() ? decode_utf8(o->prompt, "--prompt")
+                                                        : read_utf8_file(o->prompt_file, o->prompt_file);
+    std::vector<int32_t> prompt_ids =
+        vocab.encode(prompt_text, o->prompt_file.empty() ? "--prompt" : o->prompt_file);
+    if (prompt_ids.empty()) prompt_ids.push_back(vocab.find(U'\n').value_or(0));
+
+    const uint64_t seed = o->seed ? *o->seed : std::random_device{}();
+    Generator generator(loaded.model, !o->no_cache);
+    using Clock = std::chrono::steady_clock;
+    double first_symbol_s = 0.0, generate_s = 0.0;
+    int64_t generated = 0;
+    for (int64_t sample = 0; sample < o->num_samples; ++sample) {
+      if (o->num_samples > 1) std::printf("%s=== sample %lld of %lld ===\n", sample ? "\n" : "",
+                                           static_cast<long long>(sample + 1), static_cast<long long>(o->num_samples));
+      write_symbol(encode_utf8(prompt_text));
+      Rng rng(seed + static_cast<uint64_t>(sample));
+      const auto start = Clock::now();
+      generator.start(prompt_ids);
+      for (int64_t i = 0; i < o->max_new_tokens; ++i) {
+        const int32_t id = choose_symbol(generator.logits(), o->sampling, rng);
+        write_symbol(vocab.symbol(id));
+        if (i == 0 && sample == 0) first_symbol_s = std::chrono::duration<double>(Clock::now() - start).count();
+        if (i + 1 < o->max_new_tokens) generator.append(id);
+        ++generated;
+      }
+      generate_s += std::chrono::duration<double>(Clock::now() - start).count();
+    }
+    write_symbol("\n");
+    if (o->stats)
+      std::fprintf(stderr, "time to first symbol %.2f ms; %lld symbols in %.3f s: %.0f symbols/s%s\n",
+                   first_symbol_s * 1e3, static_cast<long long>(generated), generate_s,
+                   generated / std::max(generate_s, 1e-9), o->no_cache ? " (no cache)" : " (KV cache)");
+    return kExitOk;
+  };
 }
-Run add_inspect_heads_command(CLI::App& app) {
-  app.add_subcommand("inspect-heads", "Print each attention head's projected_weights over a text");
-  return []() -> int { throw Error("inspect-heads: not implemented yet"); };
-}
+
 }  // namespace mg::cli

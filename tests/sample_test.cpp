@@ -1,0 +1,175 @@
+// Generation: the KV cache gives the logits of a full recomputation (within the block
+// and past it), sampling is reproducible, and bad input exits 2 with one line.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "data/utf8.h"
+#include "jobs/generate.h"
+#include "jobs/train.h"
+#include "test_support.h"
+
+namespace mg {
+namespace {
+
+using test::run_mini_gpt;
+
+Gpt small_model(const char* position) {
+  ModelConfig c;
+  c.n_layer = 2;
+  c.n_embd = 16;
+  c.block_size = 8;
+  c.vocab_size = 13;
+  c.position = position;
+  Gpt model(c);
+  Rng rng(21);
+  model.initialize(rng);
+  return model;
+}
+
+// Logits [V] of the last position of a full forward over ids (at positions 0..n-1).
+std::vector<float> full_logits(Gpt& model, const std::vector<int32_t>& ids) {
+  NoGradGuard no_grad;
+  const int64_t T = static_cast<int64_t>(ids.size()), V = model.config().vocab_size;
+  Tensor all = model.forward(ids, 1, T).value();
+  return std::vector<float>(all.data() + (T - 1) * V, all.data() + T * V);
+}
+
+TEST(GeneratorTest, CachedLogitsEqualFullRecomputationWithinAndPastTheBlock) {
+  for (const char* position : {"rope", "learned"}) {
+    Gpt model = small_model(position);
+    const int64_t T = model.config().block_size;
+    std::vector<int32_t> text = {3, 1, 4};
+    Generator generator(model);
+    generator.start(text);
+    for (int step = 0; step < 3 * T; ++step) {  // well past block_size = 8
+      const size_t from = text.size() > static_cast<size_t>(T) ? text.size() - T : 0;
+      std::vector<int32_t> window(text.begin() + from, text.end());
+      std::vector<float> expected = full_logits(model, window);
+      auto got = generator.logits();
+      ASSERT_EQ(got.size(), expected.size());
+      for (size_t v = 0; v < expected.size(); ++v)
+        ASSERT_NEAR(got[v], expected[v], 1e-5) << position << " step " << step << " symbol " << v;
+      const int32_t next = static_cast<int32_t>((step * 5 + 2) % 13);
+      text.push_back(next);
+      generator.append(next);
+    }
+  }
+}
+
+TEST(ChooseSymbolTest, GreedyTakesTheLowestIdAmongTies) {
+  Rng rng(1);
+  std::vector<float> logits = {0.5f, 2.0f, -1.0f, 2.0f};
+  EXPECT_EQ(choose_symbol(logits, {0.0, 0, 1.0}, rng), 1);
+}
+
+TEST(ChooseSymbolTest, TopKAndTopPOnlyEverPickAllowedSymbols) {
+  std::vector<float> logits = {1.0f, 3.0f, 2.0f, 0.0f, 2.9f};  // order: 1, 4, 2, 0, 3
+  Rng rng(4);
+  std::vector<int> counts(5, 0);
+  for (int i = 0; i < 4000; ++i) ++counts[choose_symbol(logits, {1.0, 2, 1.0}, rng)];
+  EXPECT_EQ(counts[0] + counts[2] + counts[3], 0);
+  EXPECT_GT(counts[1], 1500);
+  EXPECT_GT(counts[4], 1500);
+  // Probabilities: 1 -> 0.41, 4 -> 0.37, 2 -> 0.15, ...; p = 0.5 keeps symbols 1 and 4.
+  std::fill(counts.begin(), counts.end(), 0);
+  for (int i = 0; i < 4000; ++i) ++counts[choose_symbol(logits, {1.0, 0, 0.5}, rng)];
+  EXPECT_EQ(counts[0] + counts[2] + counts[3], 0);
+  // Temperature 1 sampling follows the softmax: symbol 1 about 41% of the time.
+  std::fill(counts.begin(), counts.end(), 0);
+  for (int i = 0; i < 20000; ++i) ++counts[choose_symbol(logits, {1.0, 0, 1.0}, rng)];
+  double z = 0;
+  for (float l : logits) z += std::exp(l);
+  EXPECT_NEAR(counts[1] / 20000.0, std::exp(3.0) / z, 0.015);
+}
+
+class SampleCliTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::filesystem::path(test::fresh_dir("sample"));
+    TrainRequest request;
+    request.config = test::tiny_config(*dir_ / "run");
+    request.config.train.max_steps = 30;
+    train(request);
+    checkpoint_ = (*dir_ / "run" / "latest.safetensors").string();
+  }
+  static void TearDownTestSuite() {
+    std::filesystem::remove_all(*dir_);
+    delete dir_;
+  }
+  static test::CommandResult sample(std::vector<std::string> extra) {
+    std::vector<std::string> args = {"sample", "--checkpoint", checkpoint_};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_mini_gpt(args, *dir_);
+  }
+  static void expect_usage_error(const test::CommandResult& r, const std::string& needle) {
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_EQ(r.err.rfind("mini-gpt: error: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << "missing \"" << needle << "\" in: " << r.err;
+  }
+  static std::filesystem::path* dir_;
+  static std::string checkpoint_;
+};
+std::filesystem::path* SampleCliTest::dir_ = nullptr;
+std::string SampleCliTest::checkpoint_;
+
+TEST_F(SampleCliTest, SameSeedSameBytesOnEveryThreadCountAndOtherSeedsDiffer) {
+  auto a = sample({"--prompt", "小丁", "--seed", "11", "--max-new-tokens", "150", "--threads", "1"});
+  auto b = sample({"--prompt", "小丁", "--seed", "11", "--max-new-tokens", "150", "--threads", "2"});
+  auto c = sample({"--prompt", "小丁", "--seed", "12", "--max-new-tokens", "150"});
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out, c.out);
+  EXPECT_EQ(a.out.rfind("小丁", 0), 0u);  // the prompt comes first
+  EXPECT_EQ(decode_utf8(a.out, "stdout").size(), 2u + 150u + 1u);  // prompt, symbols, final newline
+}
+
+TEST_F(SampleCliTest, GreedyIgnoresTheSeedAndCacheChangesNothing) {
+  auto a = sample({"--temperature", "0", "--seed", "1", "--max-new-tokens", "80"});
+  auto b = sample({"--temperature", "0", "--seed", "2", "--max-new-tokens", "80", "--no-cache"});
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST_F(SampleCliTest, NumSamplesAreSeparatedAndStatsGoToStderr) {
+  auto r = sample({"--num-samples", "3", "--seed", "5", "--max-new-tokens", "10", "--stats"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("=== sample 3 of 3 ==="), std::string::npos);
+  EXPECT_NE(r.err.find("symbols/s"), std::string::npos);
+  EXPECT_NE(r.err.find("time to first symbol"), std::string::npos);
+}
+
+TEST_F(SampleCliTest, BadInputExitsTwoNamingTheFault) {
+  expect_usage_error(sample({"--prompt", "小丁Q"}), "position 2");
+  expect_usage_error(sample({"--prompt", std::string("小\xff")}), "byte offset 3");
+  expect_usage_error(sample({"--temperature", "-0.5"}), "--temperature");
+  expect_usage_error(sample({"--top-k", "-1"}), "--top-k");
+  expect_usage_error(sample({"--top-p", "0"}), "--top-p");
+  expect_usage_error(sample({"--top-p", "1.5"}), "--top-p");
+  expect_usage_error(run_mini_gpt({"sample", "--checkpoint", (*dir_ / "missing.safetensors").string()}, *dir_),
+                     "missing.safetensors");
+  // Truncated: the first half of a good checkpoint.
+  const std::string bytes = test::read_text(checkpoint_);
+  const auto truncated = *dir_ / "truncated.safetensors";
+  std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  expect_usage_error(run_mini_gpt({"sample", "--checkpoint", truncated.string()}, *dir_), "truncated.safetensors");
+  // Corrupt: one flipped data byte fails the checksum.
+  std::string flipped = bytes;
+  flipped[flipped.size() - 5] ^= 0x40;
+  const auto corrupt = *dir_ / "corrupt.safetensors";
+  std::ofstream(corrupt, std::ios::binary) << flipped;
+  expect_usage_error(run_mini_gpt({"sample", "--checkpoint", corrupt.string()}, *dir_), "corrupt.safetensors");
+  // Config and tensors disagree: the metadata says 2 layers, the tensors hold 1.
+  std::string mismatch = bytes;
+  const std::string from = "\\\"n_layer\\\":1", to = "\\\"n_layer\\\":2";
+  const size_t at = mismatch.find(from);
+  ASSERT_NE(at, std::string::npos);
+  mismatch.replace(at, from.size(), to);
+  const auto disagree = *dir_ / "disagree.safetensors";
+  std::ofstream(disagree, std::ios::binary) << mismatch;
+  expect_usage_error(run_mini_gpt({"sample", "--checkpoint", disagree.string()}, *dir_), "blocks.1");
+}
+
+}  // namespace
+}  // namespace mg
