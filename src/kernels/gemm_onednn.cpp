@@ -1,8 +1,145 @@
-// PLACEHOLDER until the oneDNN matmul lands (kernels helper): forwards to the reference.
+// oneDNN backend: every distinct GEMM (shape, transposes, leading dimensions, batch
+// strides, alpha, beta) becomes one matmul primitive, created on first use and cached.
+//   C = alpha * op(A) op(B) + beta * C
+// alpha is the output scale and beta the sum post-op, which oneDNN applies after the
+// scale: dst = beta * dst_old + alpha * acc. With beta == 0 there is no sum post-op, so
+// C's old contents (even NaN) are never read.
+// A transpose is only a memory descriptor: op(A) [M,K] stored as [K,M] with row stride lda
+// has strides {1, lda}. The batched form is one 3-D matmul [batch,M,K] x [batch,K,N] with
+// the batch strides when oneDNN has an optimised kernel for them (a batch stride of 0 is a
+// broadcast dimension of size 1), else a loop over one 2-D primitive.
+#include <bit>
+#include <cstring>
+#include <functional>
+#include <unordered_map>
+
 #include "kernels/gemm.h"
+#include "kernels/onednn_ops.h"
+#include "oneapi/dnnl/dnnl.hpp"
+#include "tensor/error.h"
 
 namespace mg {
+namespace {
 
-void gemm_onednn(const GemmArgs& g) { gemm_reference(g); }
+using dnnl::memory;
+
+struct GemmKey {
+  bool trans_a, trans_b;
+  int64_t M, N, K, lda, ldb, ldc, batch, stride_a, stride_b, stride_c;
+  uint32_t alpha_bits, beta_bits;  // compared bit for bit: -0.0 and NaN are distinct keys
+  bool operator==(const GemmKey&) const = default;
+};
+
+struct GemmKeyHash {
+  size_t operator()(const GemmKey& k) const {
+    size_t h = (size_t{k.trans_a} << 1) | size_t{k.trans_b};
+    for (int64_t v : {k.M, k.N, k.K, k.lda, k.ldb, k.ldc, k.batch, k.stride_a, k.stride_b, k.stride_c,
+                      int64_t{k.alpha_bits}, int64_t{k.beta_bits}})
+      h = h * 0x9E3779B97F4A7C15ull + std::hash<int64_t>{}(v);
+    return h;
+  }
+};
+
+struct CachedGemm {
+  dnnl::matmul matmul;
+  memory a, b, c;                       // descriptors fixed; data handles set per call
+  std::unordered_map<int, memory> args;  // the same handles, keyed by argument
+  bool per_batch_loop = false;           // the primitive is 2-D and runs once per batch entry
+};
+
+// Never destroyed: primitives must not outlive the engine in static destruction order.
+std::unordered_map<GemmKey, CachedGemm, GemmKeyHash>& cache() {
+  static auto* entries = new std::unordered_map<GemmKey, CachedGemm, GemmKeyHash>;
+  return *entries;
+}
+
+// op(X) [rows,cols], stored row-major as [rows, ld] or, when transposed, as [cols, ld].
+// batched: [batch, rows, cols] with entry i at batch_stride * i; stride 0 broadcasts.
+memory::desc operand_desc(bool batched, int64_t batch, int64_t batch_stride, int64_t rows, int64_t cols,
+                          int64_t ld, bool transposed) {
+  memory::dims strides = transposed ? memory::dims{1, ld} : memory::dims{ld, 1};
+  if (!batched) return memory::desc({rows, cols}, memory::data_type::f32, strides);
+  // A broadcast entry's stride is never stepped; any positive value past the matrix will do.
+  int64_t footprint = (transposed ? cols : rows) * ld;
+  if (batch_stride == 0)
+    return memory::desc({1, rows, cols}, memory::data_type::f32, {footprint, strides[0], strides[1]});
+  return memory::desc({batch, rows, cols}, memory::data_type::f32, {batch_stride, strides[0], strides[1]});
+}
+
+dnnl::matmul::primitive_desc matmul_pd(const GemmKey& k, bool batched) {
+  memory::desc a = operand_desc(batched, k.batch, k.stride_a, k.M, k.K, k.lda, k.trans_a);
+  memory::desc b = operand_desc(batched, k.batch, k.stride_b, k.K, k.N, k.ldb, k.trans_b);
+  memory::desc c = operand_desc(batched, k.batch, k.stride_c, k.M, k.N, k.ldc, false);
+  dnnl::primitive_attr attr;
+  float alpha = std::bit_cast<float>(k.alpha_bits), beta = std::bit_cast<float>(k.beta_bits);
+  if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+  if (beta != 0.0f) {
+    dnnl::post_ops ops;
+    ops.append_sum(beta);
+    attr.set_post_ops(ops);
+  }
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr, onednn_detail::engine());
+}
+
+CachedGemm make_gemm(const GemmKey& k) {
+  CachedGemm entry;
+  dnnl::matmul::primitive_desc pd;
+  bool have_3d = false;
+  // The 3-D form needs a real batch stride for C (0 would make entries overwrite each
+  // other) and an optimised kernel: the reference one would be slower than the loop.
+  if (k.batch > 1 && k.stride_c != 0) {
+    try {
+      pd = matmul_pd(k, true);
+      have_3d = std::strncmp(pd.impl_info_str(), "ref", 3) != 0;
+    } catch (const dnnl::error&) {
+      have_3d = false;
+    }
+  }
+  if (!have_3d) pd = matmul_pd(k, false);
+  entry.per_batch_loop = k.batch > 1 && !have_3d;
+  entry.matmul = dnnl::matmul(pd);
+  onednn_detail::count_primitive();
+  dnnl::engine& eng = onednn_detail::engine();
+  entry.a = memory(pd.src_desc(), eng, DNNL_MEMORY_NONE);
+  entry.b = memory(pd.weights_desc(), eng, DNNL_MEMORY_NONE);
+  entry.c = memory(pd.dst_desc(), eng, DNNL_MEMORY_NONE);
+  entry.args = {{DNNL_ARG_SRC, entry.a}, {DNNL_ARG_WEIGHTS, entry.b}, {DNNL_ARG_DST, entry.c}};
+  return entry;
+}
+
+// K == 0: the product is empty, so C = beta * C (beta == 0 writes zeros over anything).
+void scale_only(const GemmArgs& g) {
+  for (int64_t b = 0; b < g.batch; ++b)
+    for (int64_t i = 0; i < g.M; ++i) {
+      float* row = g.C + b * g.stride_c + i * g.ldc;
+      for (int64_t j = 0; j < g.N; ++j) row[j] = g.beta == 0.0f ? 0.0f : g.beta * row[j];
+    }
+}
+
+}  // namespace
+
+void gemm_onednn(const GemmArgs& g) {
+  MG_CHECK(g.M >= 0 && g.N >= 0 && g.K >= 0 && g.batch >= 0, "gemm_onednn: negative size");
+  if (g.M == 0 || g.N == 0 || g.batch == 0) return;
+  if (g.K == 0) return scale_only(g);
+  GemmKey key{g.trans_a, g.trans_b, g.M, g.N, g.K, g.lda, g.ldb, g.ldc, g.batch, g.stride_a,
+              g.stride_b, g.stride_c, std::bit_cast<uint32_t>(g.alpha), std::bit_cast<uint32_t>(g.beta)};
+  if (g.batch == 1) key.stride_a = key.stride_b = key.stride_c = 0;  // unused, so not part of the identity
+
+  std::lock_guard<std::mutex> lock(onednn_detail::mutex());
+  auto it = cache().find(key);
+  if (it == cache().end()) it = cache().emplace(key, make_gemm(key)).first;
+  CachedGemm& entry = it->second;
+  dnnl::stream& stream = onednn_detail::stream();
+  // oneDNN takes non-const handles for every argument; A and B are only read.
+  int64_t runs = entry.per_batch_loop ? g.batch : 1;
+  for (int64_t b = 0; b < runs; ++b) {
+    entry.a.set_data_handle(const_cast<float*>(g.A + b * g.stride_a));
+    entry.b.set_data_handle(const_cast<float*>(g.B + b * g.stride_b));
+    entry.c.set_data_handle(g.C + b * g.stride_c);
+    entry.matmul.execute(stream, entry.args);
+  }
+  stream.wait();
+}
 
 }  // namespace mg

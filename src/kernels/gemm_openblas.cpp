@@ -1,19 +1,35 @@
 // OpenBLAS backend: cblas_sgemm, one call per batch entry (OpenBLAS 0.3.21 has no
-// strided-batched sgemm in its CBLAS interface).
+// strided-batched sgemm in its CBLAS interface). A batch of small products (the attention
+// heads, 64 x [64,32]x[32,64]) is split over the OpenMP pool one entry per thread: each
+// product is too small for OpenBLAS to thread well by itself, and the OpenMP build of
+// OpenBLAS runs single-threaded inside a parallel region, so the pool is not oversubscribed.
 #include <cblas.h>
+#include <omp.h>
 
 #include "kernels/gemm.h"
 
 namespace mg {
+namespace {
+
+// Below this many multiply-adds per entry, threads go to entries rather than into one product.
+constexpr int64_t kSmallProduct = 128 * 128 * 128;
+
+void sgemm_entry(const GemmArgs& g, int64_t b) {
+  cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans, g.trans_b ? CblasTrans : CblasNoTrans,
+              static_cast<blasint>(g.M), static_cast<blasint>(g.N), static_cast<blasint>(g.K), g.alpha,
+              g.A + b * g.stride_a, static_cast<blasint>(g.lda), g.B + b * g.stride_b, static_cast<blasint>(g.ldb),
+              g.beta, g.C + b * g.stride_c, static_cast<blasint>(g.ldc));
+}
+
+}  // namespace
 
 void gemm_openblas(const GemmArgs& g) {
   if (g.M == 0 || g.N == 0) return;
-  for (int64_t b = 0; b < g.batch; ++b) {
-    cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans, g.trans_b ? CblasTrans : CblasNoTrans,
-                static_cast<blasint>(g.M), static_cast<blasint>(g.N), static_cast<blasint>(g.K), g.alpha,
-                g.A + b * g.stride_a, static_cast<blasint>(g.lda), g.B + b * g.stride_b,
-                static_cast<blasint>(g.ldb), g.beta, g.C + b * g.stride_c, static_cast<blasint>(g.ldc));
-  }
+  // Entries may run at once only if their C blocks are disjoint.
+  const bool disjoint_c = g.stride_c >= (g.M - 1) * g.ldc + g.N;
+  const bool by_entry = g.batch > 1 && disjoint_c && g.M * g.N * g.K < kSmallProduct;
+#pragma omp parallel for schedule(static) if (by_entry && omp_get_max_threads() > 1)
+  for (int64_t b = 0; b < g.batch; ++b) sgemm_entry(g, b);
 }
 
 }  // namespace mg

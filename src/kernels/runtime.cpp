@@ -17,7 +17,7 @@ int g_threads = 0;
 
 }  // namespace
 
-GemmBackend default_gemm_backend() { return GemmBackend::openblas; }
+GemmBackend default_gemm_backend() { return GemmBackend::onednn; }
 
 void set_gemm_backend(GemmBackend backend) { g_backend = backend; }
 GemmBackend gemm_backend() { return g_backend; }

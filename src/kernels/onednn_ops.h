@@ -1,0 +1,51 @@
+// oneDNN versions of the element-wise and row-wise kernels, with the same contracts as the
+// plain ones in kernels/{layernorm,gelu,softmax}.h (outputs first, backward ACCUMULATES
+// into dx), so the two can be swapped and held against each other. Each distinct shape
+// gets one primitive, created on first use and cached for the life of the process; the
+// GEMM backend (gemm_onednn) shares the same engine, stream and cache accounting.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+namespace dnnl {
+struct engine;
+struct stream;
+}  // namespace dnnl
+
+namespace mg {
+
+// x, out [rows,D]; weight, bias [D]; saves mean, rstd = 1/sqrt(var + eps) [rows].
+void layernorm_forward_onednn(float* out, float* mean, float* rstd, const float* x, const float* weight,
+                              const float* bias, int64_t rows, int64_t D, float eps);
+
+// dx [rows,D] +=, dweight [D] +=, dbias [D] += (any of them may be null).
+void layernorm_backward_onednn(float* dx, float* dweight, float* dbias, const float* dout, const float* x,
+                               const float* weight, const float* mean, const float* rstd, int64_t rows,
+                               int64_t D);
+
+// Exact (erf) GELU over n values; backward: dx += dout * (Phi(x) + x * phi(x)).
+void gelu_forward_onednn(float* out, const float* x, int64_t n);
+void gelu_backward_onednn(float* dx, const float* dout, const float* x, int64_t n);
+
+// Causal softmax over the last axis of scores [batch,Tq,Tk]; query i sees keys
+// s <= Tk - Tq + i, masked weights are exactly 0. Backward: dscores += w * (dw - <w, dw>).
+void causal_softmax_forward_onednn(float* weights, const float* scores, int64_t batch, int64_t Tq, int64_t Tk);
+void causal_softmax_backward_onednn(float* dscores, const float* dweights, const float* weights, int64_t batch,
+                                    int64_t Tq, int64_t Tk);
+
+// Primitives created so far by every oneDNN kernel (GEMM and the ops above). Repeated
+// calls on one shape must not raise it: the tests use it to prove the caches hit.
+size_t onednn_cached_primitive_count();
+
+// Shared by the oneDNN kernels of this layer (gemm_onednn.cpp, onednn_ops.cpp); not for
+// callers above the kernels layer.
+namespace onednn_detail {
+dnnl::engine& engine();   // the process's one CPU engine
+dnnl::stream& stream();   // and its one in-order stream
+std::mutex& mutex();      // held while a cache is searched or a cached primitive runs
+void count_primitive();   // called once for every primitive created
+}  // namespace onednn_detail
+
+}  // namespace mg

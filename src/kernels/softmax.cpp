@@ -1,0 +1,58 @@
+// Causal softmax over the last axis of scores [batch, Tq, Tk] (see softmax.h).
+// Query row i sees the first Tk - Tq + i + 1 keys; the max over those is subtracted
+// before exp, so scores of +-1e4 neither overflow nor vanish. Masked weights are
+// written as exact zeros, never exp(-inf).
+#include "kernels/softmax.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tensor/error.h"
+
+namespace mg {
+namespace {
+
+constexpr int64_t kParallelWork = 1 << 14;
+
+}  // namespace
+
+void causal_softmax_forward(float* weights, const float* scores, int64_t batch, int64_t Tq, int64_t Tk) {
+  MG_CHECK(Tq <= Tk, "causal softmax needs Tq <= Tk");
+  const int64_t rows = batch * Tq;
+#pragma omp parallel for if (rows * Tk > kParallelWork)
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t visible = Tk - Tq + r % Tq + 1;  // keys 0 .. visible-1
+    const float* s = scores + r * Tk;               // [Tk]
+    float* w = weights + r * Tk;                    // [Tk]
+    float max = s[0];
+    for (int64_t k = 1; k < visible; ++k) max = std::max(max, s[k]);
+    float sum = 0.0f;
+    for (int64_t k = 0; k < visible; ++k) {
+      w[k] = std::exp(s[k] - max);
+      sum += w[k];
+    }
+    const float inv = 1.0f / sum;
+    for (int64_t k = 0; k < visible; ++k) w[k] *= inv;
+    for (int64_t k = visible; k < Tk; ++k) w[k] = 0.0f;
+  }
+}
+
+// The Jacobian of softmax is diag(w) - w w^T, so ds = w * (dw - <w, dw>); masked keys
+// had w = 0 and get nothing.
+void causal_softmax_backward(float* dscores, const float* dweights, const float* weights, int64_t batch,
+                             int64_t Tq, int64_t Tk) {
+  MG_CHECK(Tq <= Tk, "causal softmax needs Tq <= Tk");
+  const int64_t rows = batch * Tq;
+#pragma omp parallel for if (rows * Tk > kParallelWork)
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t visible = Tk - Tq + r % Tq + 1;
+    const float* w = weights + r * Tk;
+    const float* dw = dweights + r * Tk;
+    float* ds = dscores + r * Tk;
+    float dot = 0.0f;
+    for (int64_t k = 0; k < visible; ++k) dot += w[k] * dw[k];
+    for (int64_t k = 0; k < visible; ++k) ds[k] += w[k] * (dw[k] - dot);
+  }
+}
+
+}  // namespace mg
