@@ -6,12 +6,19 @@
 #include "autograd/ops.h"
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
+#include "kernels/onednn_ops.h"
+#include "kernels/runtime.h"
 #include "tensor/error.h"
 
 namespace mg {
 namespace {
 
 constexpr int64_t kParallelWork = 1 << 15;
+
+// With the oneDNN backend, LayerNorm and GELU run on oneDNN's kernels too: the kernel
+// benchmark measured them 1.3x to 9x faster than ours on the model's shapes. The other
+// backends keep the plain kernels, so --backend reference is plain C++ end to end.
+bool use_onednn() { return gemm_backend() == GemmBackend::onednn; }
 
 }  // namespace
 
@@ -26,12 +33,13 @@ Var layer_norm(const Var& x, const Var& weight, const Var& bias, float eps) {
   Tensor out = Tensor::empty(s);
   Tensor mean = Tensor::empty({rows});  // per-row statistics the backward reuses
   Tensor rstd = Tensor::empty({rows});
-  layernorm_forward(out.data(), mean.data(), rstd.data(), x.value().data(), weight.value().data(),
-                    bias.value().data(), rows, D, eps);
+  (use_onednn() ? layernorm_forward_onednn : layernorm_forward)(out.data(), mean.data(), rstd.data(),
+                                                                 x.value().data(), weight.value().data(),
+                                                                 bias.value().data(), rows, D, eps);
 
   return make_result(out, {x, weight, bias}, [x = x, weight = weight, bias = bias, mean, rstd, rows, D](const Tensor& dout) mutable {
     // Null pointers tell the kernel to skip a gradient nobody asked for.
-    layernorm_backward(x.requires_grad() ? x.grad().data() : nullptr,
+    (use_onednn() ? layernorm_backward_onednn : layernorm_backward)(x.requires_grad() ? x.grad().data() : nullptr,
                        weight.requires_grad() ? weight.grad().data() : nullptr,
                        bias.requires_grad() ? bias.grad().data() : nullptr, dout.data(), x.value().data(),
                        weight.value().data(), mean.data(), rstd.data(), rows, D);
@@ -40,9 +48,10 @@ Var layer_norm(const Var& x, const Var& weight, const Var& bias, float eps) {
 
 Var gelu(const Var& x) {
   Tensor out = Tensor::empty(x.shape());
-  gelu_forward(out.data(), x.value().data(), out.numel());
+  (use_onednn() ? gelu_forward_onednn : gelu_forward)(out.data(), x.value().data(), out.numel());
   return make_result(out, {x}, [x = x](const Tensor& dout) mutable {
-    gelu_backward(x.grad().data(), dout.data(), x.value().data(), dout.numel());
+    (use_onednn() ? gelu_backward_onednn : gelu_backward)(x.grad().data(), dout.data(), x.value().data(),
+                                                          dout.numel());
   });
 }
 
