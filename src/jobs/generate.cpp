@@ -51,7 +51,7 @@ int32_t choose_symbol(std::span<const float> logits, const SamplingSettings& s, 
   return order[keep - 1];  // u landed in the rounding slack at the end
 }
 
-Generator::Generator(const Gpt& model, bool use_cache) : model_(model), use_cache_(use_cache) {}
+Generator::Generator(Gpt& model, bool use_cache) : model_(model), use_cache_(use_cache) {}
 
 void Generator::start(std::span<const int32_t> prompt) {
   MG_CHECK(!prompt.empty(), "a text starts with at least one symbol");

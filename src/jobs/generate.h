@@ -31,7 +31,7 @@ int32_t choose_symbol(std::span<const float> logits, const SamplingSettings& set
 // that window gives: every hidden state depends on where the window starts).
 class Generator {
  public:
-  Generator(const Gpt& model, bool use_cache = true);
+  Generator(Gpt& model, bool use_cache = true);
 
   // Starts a text: prompt must hold at least one id; only its last block_size count.
   void start(std::span<const int32_t> prompt);
@@ -41,7 +41,7 @@ class Generator {
 
  private:
   void recompute_window();  // full forward over the window, refilling the cache
-  const Gpt& model_;
+  Gpt& model_;
   bool use_cache_;
   KvCache cache_;
   std::deque<int32_t> window_;  // the last block_size ids: memory stays constant however long the text

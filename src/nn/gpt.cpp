@@ -7,6 +7,21 @@
 
 namespace mg {
 
+namespace {
+
+// Appends fresh [1,H,n,d] rows after past [1,H,L,d]: the cache grows one position per step.
+Tensor append_positions(const Tensor& past, const Tensor& fresh) {
+  const int64_t H = past.dim(1), L = past.dim(2), n = fresh.dim(2), d = past.dim(3);
+  Tensor out = Tensor::empty({1, H, L + n, d});
+  for (int64_t h = 0; h < H; ++h) {
+    std::memcpy(out.data() + h * (L + n) * d, past.data() + h * L * d, sizeof(float) * L * d);
+    std::memcpy(out.data() + (h * (L + n) + L) * d, fresh.data() + h * n * d, sizeof(float) * n * d);
+  }
+  return out;
+}
+
+}  // namespace
+
 void validate_model_config(const ModelConfig& c) {
   auto positive = [](int64_t v, const char* key) {
     if (v < 1) throw InputError(std::string("model.") + key + " must be >= 1, found " + std::to_string(v));
@@ -56,13 +71,14 @@ void Gpt::initialize(Rng& rng) {
   }
 }
 
-Var Gpt::block(int64_t layer, const Var& x, int64_t B, int64_t T, const ForwardOptions& o) {
+Var Gpt::block(int64_t layer, const Var& x, int64_t B, int64_t T, KvCache* cache, const ForwardOptions& o) {
   const std::string b = "blocks." + std::to_string(layer) + ".";
   const int64_t H = config_.n_head, d = config_.head_width();
+  const int64_t offset = cache ? cache->length : 0;  // absolute position of x's first row
   const float eps = static_cast<float>(config_.norm_eps);
   const float p_drop = o.training ? static_cast<float>(config_.dropout) : 0.0f;
-  Rng dummy;
-  Rng& rng = o.dropout_rng ? *o.dropout_rng : dummy;
+  Rng unused;
+  Rng& rng = o.dropout_rng ? *o.dropout_rng : unused;
   MG_CHECK(p_drop == 0.0f || o.dropout_rng, "dropout needs a random generator");
 
   Var h = layer_norm(x, p(b + "ln1.weight"), p(b + "ln1.bias"), eps);   // [B,T,D]
@@ -70,11 +86,17 @@ Var Gpt::block(int64_t layer, const Var& x, int64_t B, int64_t T, const ForwardO
   Var k = split_heads(linear(h, p(b + "attn.k_proj.weight")), H);
   Var v = split_heads(linear(h, p(b + "attn.v_proj.weight")), H);
   if (config_.position == "rope") {
-    q = rope(q, rope_table_);
-    k = rope(k, rope_table_);
+    q = rope(q, rope_table_, offset);
+    k = rope(k, rope_table_, offset);
+  }
+  if (cache) {  // the new positions join the cached ones, and the queries read them all
+    cache->keys[layer] = append_positions(cache->keys[layer], k.value());  // [1,H,offset+T,d]
+    cache->values[layer] = append_positions(cache->values[layer], v.value());
+    k = Var(cache->keys[layer]);
+    v = Var(cache->values[layer]);
   }
   // Scale by the head width d, the length of each head's dot product, not by D.
-  Var scores = scale(matmul(q, k, /*transpose_b=*/true), 1.0f / std::sqrt(static_cast<float>(d)));  // [B,H,T,T]
+  Var scores = scale(matmul(q, k, /*transpose_b=*/true), 1.0f / std::sqrt(static_cast<float>(d)));  // [B,H,T,offset+T]
   Var w = causal_softmax(scores);  // projected_weights
   if (o.projected_weights) o.projected_weights->push_back(w.value());
   Var heads = matmul(dropout(w, p_drop, rng), v);  // [B,H,T,d]
@@ -92,18 +114,25 @@ Var Gpt::block(int64_t layer, const Var& x, int64_t B, int64_t T, const ForwardO
   return add(x1, dropout(mlp_out, p_drop, rng));
 }
 
-Var Gpt::forward(std::span<const int32_t> ids, int64_t B, int64_t T, const ForwardOptions& o) {
+Var Gpt::run(std::span<const int32_t> ids, int64_t B, int64_t T, KvCache* cache, const ForwardOptions& o) {
+  const int64_t offset = cache ? cache->length : 0;
   MG_CHECK(static_cast<int64_t>(ids.size()) == B * T, "forward: ids do not fill [B,T]");
-  MG_CHECK(T >= 1 && T <= config_.block_size, "forward: T outside 1..block_size");
+  MG_CHECK(T >= 1 && offset + T <= config_.block_size, "forward: positions past block_size");
+  MG_CHECK(!cache || B == 1, "a KV cache holds one sequence");
   Var x = embedding(p("tok_emb.weight"), ids, {B, T});  // [B,T,D]
   if (config_.position == "learned") {
     std::vector<int32_t> positions(static_cast<size_t>(T));
-    for (int64_t t = 0; t < T; ++t) positions[t] = static_cast<int32_t>(t);
+    for (int64_t t = 0; t < T; ++t) positions[t] = static_cast<int32_t>(offset + t);
     x = add(x, embedding(p("pos_emb.weight"), positions, {T}));  // [T,D] broadcast over B
   }
-  for (int64_t layer = 0; layer < config_.n_layer; ++layer) x = block(layer, x, B, T, o);
+  for (int64_t layer = 0; layer < config_.n_layer; ++layer) x = block(layer, x, B, T, cache, o);
+  if (cache) cache->length += T;
   x = layer_norm(x, p("ln_f.weight"), p("ln_f.bias"), static_cast<float>(config_.norm_eps));
   return linear(x, p("head.weight"));  // [B,T,V]
+}
+
+Var Gpt::forward(std::span<const int32_t> ids, int64_t B, int64_t T, const ForwardOptions& o) {
+  return run(ids, B, T, nullptr, o);
 }
 
 Var Gpt::loss(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t T,
@@ -120,57 +149,10 @@ KvCache Gpt::make_cache() const {
   return cache;
 }
 
-namespace {
-
-// Appends fresh [1,H,n,d] rows after past [1,H,L,d]: the cache grows one position per step.
-Tensor append_positions(const Tensor& past, const Tensor& fresh) {
-  const int64_t H = past.dim(1), L = past.dim(2), n = fresh.dim(2), d = past.dim(3);
-  Tensor out = Tensor::empty({1, H, L + n, d});
-  for (int64_t h = 0; h < H; ++h) {
-    std::memcpy(out.data() + h * (L + n) * d, past.data() + h * L * d, sizeof(float) * L * d);
-    std::memcpy(out.data() + (h * (L + n) + L) * d, fresh.data() + h * n * d, sizeof(float) * n * d);
-  }
-  return out;
-}
-
-}  // namespace
-
-Tensor Gpt::forward_cached(std::span<const int32_t> ids, KvCache& cache) const {
+Tensor Gpt::forward_cached(std::span<const int32_t> ids, KvCache& cache) {
   NoGradGuard no_grad;
-  const int64_t n = static_cast<int64_t>(ids.size()), H = config_.n_head, d = config_.head_width();
-  const float eps = static_cast<float>(config_.norm_eps);
-  const int64_t offset = cache.length;
-  MG_CHECK(n >= 1 && offset + n <= config_.block_size, "forward_cached: positions past block_size");
-  Var x = embedding(p("tok_emb.weight"), ids, {1, n});
-  if (config_.position == "learned") {
-    std::vector<int32_t> positions(static_cast<size_t>(n));
-    for (int64_t t = 0; t < n; ++t) positions[t] = static_cast<int32_t>(offset + t);
-    x = add(x, embedding(p("pos_emb.weight"), positions, {n}));
-  }
-  for (int64_t layer = 0; layer < config_.n_layer; ++layer) {
-    const std::string b = "blocks." + std::to_string(layer) + ".";
-    Var h = layer_norm(x, p(b + "ln1.weight"), p(b + "ln1.bias"), eps);
-    Var q = split_heads(linear(h, p(b + "attn.q_proj.weight")), H);  // [1,H,n,d]
-    Var k = split_heads(linear(h, p(b + "attn.k_proj.weight")), H);
-    Var v = split_heads(linear(h, p(b + "attn.v_proj.weight")), H);
-    if (config_.position == "rope") {
-      q = rope(q, rope_table_, offset);
-      k = rope(k, rope_table_, offset);
-    }
-    cache.keys[layer] = append_positions(cache.keys[layer], k.value());      // [1,H,L+n,d]
-    cache.values[layer] = append_positions(cache.values[layer], v.value());
-    Var keys(cache.keys[layer]), values(cache.values[layer]);
-    Var scores = scale(matmul(q, keys, true), 1.0f / std::sqrt(static_cast<float>(d)));  // [1,H,n,L+n]
-    Var heads = matmul(causal_softmax(scores), values);                                   // [1,H,n,d]
-    Var x1 = add(x, linear(merge_heads(heads), p(b + "attn.out_proj.weight")));
-    Var h2 = layer_norm(x1, p(b + "ln2.weight"), p(b + "ln2.bias"), eps);
-    Var hidden = gelu(linear(h2, p(b + "mlp.fc.weight"), p(b + "mlp.fc.bias")));
-    x = add(x1, linear(hidden, p(b + "mlp.proj.weight"), p(b + "mlp.proj.bias")));
-  }
-  cache.length += n;
-  x = layer_norm(x, p("ln_f.weight"), p("ln_f.bias"), eps);
-  Tensor logits = linear(x, p("head.weight")).value();  // [1,n,V]
-  return logits.reshape({n, config_.vocab_size});
+  const int64_t n = static_cast<int64_t>(ids.size());
+  return run(ids, 1, n, &cache, {}).value().reshape({n, config_.vocab_size});
 }
 
 }  // namespace mg

@@ -54,11 +54,13 @@ class Gpt {
 
   // Generation with a cache (batch 1, no grad): appends the positions of `ids` after the
   // cache's, returns logits [n,V] for them. Positions must stay below block_size.
-  Tensor forward_cached(std::span<const int32_t> ids, KvCache& cache) const;
+  Tensor forward_cached(std::span<const int32_t> ids, KvCache& cache);
   KvCache make_cache() const;
 
  private:
-  Var block(int64_t layer, const Var& x, int64_t B, int64_t T, const ForwardOptions& options);
+  // Embedding, blocks, final norm and head; with a cache, ids continue its positions.
+  Var run(std::span<const int32_t> ids, int64_t B, int64_t T, KvCache* cache, const ForwardOptions& options);
+  Var block(int64_t layer, const Var& x, int64_t B, int64_t T, KvCache* cache, const ForwardOptions& options);
   const Var& p(const std::string& name) const { return params_.get(name); }
 
   ModelConfig config_;
