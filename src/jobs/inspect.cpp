@@ -1,0 +1,140 @@
+// inspect-heads' computation: one forward that captures every layer's projected_weights
+// [1,H,T,T], then, for the importance of each selected head, the text's loss with that
+// head's output zeroed (Gpt's ForwardOptions::ablate_layer/ablate_head).
+#include "jobs/inspect.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "tensor/error.h"
+
+namespace mg {
+namespace {
+
+// Mean next-symbol cross-entropy over the text: inputs ids[0..T-2], targets ids[1..T-1].
+// The model is causal, so these logits equal those of the full T-position forward.
+double text_loss(Gpt& model, const std::vector<int32_t>& ids, const ForwardOptions& options) {
+  const int64_t n = static_cast<int64_t>(ids.size()) - 1;
+  std::vector<int32_t> inputs(ids.begin(), ids.end() - 1), targets(ids.begin() + 1, ids.end());
+  return static_cast<double>(model.loss(inputs, targets, 1, n, options).value()[0]);
+}
+
+}  // namespace
+
+HeadSummary summarize_weights(const std::vector<float>& w, int64_t T) {
+  MG_CHECK(static_cast<int64_t>(w.size()) == T * T && T >= 1, "summarize_weights: not a [T,T] matrix");
+  HeadSummary s;
+  double entropy = 0.0;
+  std::vector<double> by_offset(static_cast<size_t>(T), 0.0);  // [T] index -o: weight on offset o = s - t
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t k = 0; k <= t; ++k) {
+      const double p = w[static_cast<size_t>(t * T + k)];
+      if (p > 0.0) entropy -= p * std::log(p);
+      by_offset[static_cast<size_t>(t - k)] += p;
+    }
+  }
+  s.mean_entropy = entropy / static_cast<double>(T);
+  int64_t best = 0;  // scanned from offset 0 backwards, so a tie keeps the offset nearest 0
+  for (int64_t back = 1; back < T; ++back)
+    if (by_offset[static_cast<size_t>(back)] > by_offset[static_cast<size_t>(best)]) best = back;
+  s.top_offset = -best;
+  s.top_offset_share = by_offset[static_cast<size_t>(best)] / static_cast<double>(T);
+  if (T > 1) {
+    double first = 0.0;
+    for (int64_t t = 1; t < T; ++t) first += w[static_cast<size_t>(t * T)];
+    s.first_share = first / static_cast<double>(T - 1);
+  }
+  return s;
+}
+
+Inspection inspect_heads(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
+                         const InspectOptions& options) {
+  const ModelConfig& c = model.config();
+  if (text.empty()) throw InputError(what + " is empty: give at least one symbol");
+  if (static_cast<int64_t>(text.size()) > c.block_size)
+    throw InputError(what + " has " + std::to_string(text.size()) + " symbols, more than the model's block_size of " +
+                     std::to_string(c.block_size));
+  Inspection r;
+  r.text = std::u32string(text);
+  r.ids = vocab.encode(text, what);
+  for (int32_t id : r.ids) r.tokens.push_back(vocab.symbol(id));
+  r.T = static_cast<int64_t>(r.ids.size());
+  r.n_layer = c.n_layer;
+  r.n_head = c.n_head;
+  const HeadSelection& sel = options.selection;
+  MG_CHECK(!sel.layer || (*sel.layer >= 0 && *sel.layer < c.n_layer), "inspect_heads: layer out of range");
+  MG_CHECK(!sel.head || (*sel.head >= 0 && *sel.head < c.n_head), "inspect_heads: head out of range");
+
+  NoGradGuard no_grad;
+  std::vector<Tensor> weights;  // per layer [1,H,T,T]
+  ForwardOptions capture;
+  capture.projected_weights = &weights;
+  model.forward(r.ids, 1, r.T, capture);
+  MG_CHECK(static_cast<int64_t>(weights.size()) == c.n_layer, "forward did not capture every layer");
+
+  const bool score = options.importance && r.T > 1;
+  if (score) r.loss = text_loss(model, r.ids, {});
+  const int64_t TT = r.T * r.T;
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    for (int64_t h = 0; h < c.n_head; ++h) {
+      if (!sel.contains(l, h)) continue;
+      HeadInspection head;
+      head.layer = l;
+      head.head = h;
+      const float* src = weights[static_cast<size_t>(l)].data() + h * TT;  // [T,T] slice of [1,H,T,T]
+      head.projected_weights.assign(src, src + TT);
+      head.summary = summarize_weights(head.projected_weights, r.T);
+      if (score) {
+        ForwardOptions ablate;
+        ablate.ablate_layer = l;
+        ablate.ablate_head = h;
+        head.summary.ablated_loss = text_loss(model, r.ids, ablate);
+        head.summary.importance = *head.summary.ablated_loss - *r.loss;
+      }
+      r.heads.push_back(std::move(head));
+    }
+  }
+  return r;
+}
+
+double frobenius_norm(const Tensor& t) {
+  double sum = 0.0;
+  for (float v : t.span()) sum += static_cast<double>(v) * v;
+  return std::sqrt(sum);
+}
+
+HeadParameters head_parameters(const Gpt& model, int64_t layer, int64_t head) {
+  const ModelConfig& c = model.config();
+  MG_CHECK(layer >= 0 && layer < c.n_layer && head >= 0 && head < c.n_head, "head_parameters: out of range");
+  const int64_t D = c.n_embd, d = c.head_width();
+  const std::string prefix = "blocks." + std::to_string(layer) + ".attn.";
+  HeadParameters p;
+  p.layer = layer;
+  p.head = head;
+  for (const char* name : {"Wq", "Wk", "Wv", "Wo"}) {
+    ParameterSlice s;
+    s.name = name;
+    s.columns = (s.name == "Wo");
+    s.tensor = prefix + (s.name == "Wq" ? "q_proj" : s.name == "Wk" ? "k_proj" : s.name == "Wv" ? "v_proj" : "out_proj") +
+               ".weight";
+    s.first = head * d;
+    s.last = head * d + d - 1;
+    const Tensor& w = model.parameters().get(s.tensor).value();  // [D,D], [out,in]
+    if (!s.columns) {
+      // Rows h*d .. h*d+d-1 are contiguous: [d,D].
+      s.values = Tensor::empty({d, D});
+      std::memcpy(s.values.data(), w.data() + head * d * D, sizeof(float) * static_cast<size_t>(d * D));
+    } else {
+      // Output coordinate i reads head h through w[i][h*d .. h*d+d-1]: [D,d].
+      s.values = Tensor::empty({D, d});
+      for (int64_t i = 0; i < D; ++i)
+        std::memcpy(s.values.data() + i * d, w.data() + i * D + head * d, sizeof(float) * static_cast<size_t>(d));
+    }
+    s.norm = frobenius_norm(s.values);
+    s.tensor_norm = frobenius_norm(w);
+    p.slices.push_back(std::move(s));
+  }
+  return p;
+}
+
+}  // namespace mg

@@ -1,0 +1,55 @@
+// inspect-heads' text outputs, built as strings (the cli prints them): the SPEC section 4
+// JSON, the aligned T x T tables, one query row per head (--position) and the per-head
+// parameter slices (--weights). Tables align by terminal display width, so a CJK
+// symbol, which a terminal draws two columns wide, lines up with ASCII.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "jobs/inspect.h"
+
+namespace mg {
+
+// Columns a terminal gives the code point: 2 for East Asian wide and full-width ones
+// (CJK ideographs, kana, Hangul, CJK punctuation U+3000-303F such as 。, full-width forms
+// U+FF01-FF60 and U+FFE0-FFE6 such as ？), 0 for combining marks, else 1.
+int display_width(char32_t code_point);
+int display_width(std::string_view utf8);
+
+// How a symbol is shown as a label: a newline as "\n", a tab as "\t", a space as "␣",
+// another control character as its U+XXXX name; anything else as itself.
+std::string symbol_label(const std::string& utf8_symbol);
+
+// The SPEC JSON: {"text", "tokens", "layers": [{"layer", "heads": [{"head",
+// "projected_weights" [T][T], "summary": {...}}]}]} over the inspected heads. With
+// `position`, each head also holds "position_weights" (row P) and the object
+// "query_position"; with `parameters` (one per inspected head, same order), "parameters".
+// Weights are rounded to 9 significant digits, enough to give back the float. Keys keep
+// this order (ordered_json).
+nlohmann::ordered_json inspection_json(const Inspection& r, std::optional<int64_t> position,
+                               const std::vector<HeadParameters>* parameters);
+
+// Per head: the T x T weights (rows: query, columns: key, 3 decimals, "-" where masked)
+// with the summary under it, and the parameter slices when given.
+std::string format_table(const Inspection& r, const std::vector<HeadParameters>* parameters);
+
+// Per head one query row P: "head h ≈ [w0, w1, ...]" at 6 decimals (an exact 0 as "0"),
+// then each visible key symbol with its weight.
+std::string format_position(const Inspection& r, int64_t position, const std::vector<HeadParameters>* parameters);
+
+// The four slices of one head with their norms and values (4 decimals).
+std::string format_parameters(const HeadParameters& p);
+
+// "offset -1 (the previous symbol)", "offset 0 (itself)", "offset -3 (3 symbols back)".
+std::string describe_offset(int64_t offset);
+
+// One line: "entropy 0.412 nats · reads offset -1 most (62%) · on position 0 0.083 · importance +0.0421".
+std::string summary_line(const HeadSummary& s);
+
+}  // namespace mg
