@@ -1,9 +1,29 @@
 #!/usr/bin/env bash
-# The main job: install, build, train the default config, then sample from the trained
-# model and show what its attention heads read on a question from the corpus.
+# The main job: install, build, train configs/default.json, then sample from the trained
+# model and show what its attention heads read at the answer of a probe question.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
-./build/mini-gpt train --config configs/default.json
-./build/mini-gpt eval --checkpoint runs/default/best.safetensors --text-file data/corpus.txt
+
+run=runs/default
+./build/mini-gpt train --config configs/default.json --out "$run"
+
+# A held-out question (data/probe.jsonl): who holds the red hat? The answer is 高.
+question="小彭买了黑色的花瓶。小高看着红色的帽子。谁看着红色的帽子？小"
+
+echo; echo "== sample (greedy) from: $question"
+./build/mini-gpt sample --checkpoint "$run/best.safetensors" --prompt "$question" --temperature 0 --max-new-tokens 40
+
+echo; echo "== sample (temperature 0.8, seed 1)"
+./build/mini-gpt sample --checkpoint "$run/best.safetensors" --temperature 0.8 --seed 1 --max-new-tokens 120
+
+echo; echo "== inspect-heads: what each head reads at the last symbol (the answer position)"
+last=$(( $(printf '%s' "$question" | python3 -c 'import sys; print(len(sys.stdin.read()))') - 1 ))
+./build/mini-gpt inspect-heads --checkpoint "$run/best.safetensors" --text "$question" --position "$last" \
+  --svg "$run/heads.svg"
+echo "wrote $run/heads.svg (open it in a browser)"
+
+echo; echo "== eval on the validation tail"
+tail -c 150000 data/corpus.txt > "$run/val_tail.txt"
+./build/mini-gpt eval --checkpoint "$run/best.safetensors" --text-file "$run/val_tail.txt"

@@ -74,15 +74,7 @@ Problem make_problem(const GemmArgs& shape, uint64_t seed, CStart c_start = CSta
 
 // Dense shape helper: tight leading dimensions for the stored layouts.
 GemmArgs dense(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, float alpha = 1.0f, float beta = 0.0f) {
-  GemmArgs g;
-  g.trans_a = trans_a;
-  g.trans_b = trans_b;
-  g.M = M;
-  g.N = N;
-  g.K = K;
-  g.lda = trans_a ? M : K;
-  g.ldb = trans_b ? K : N;
-  g.ldc = N;
+  GemmArgs g = tight_gemm_args(trans_a, trans_b, M, N, K);
   g.alpha = alpha;
   g.beta = beta;
   return g;
@@ -90,11 +82,8 @@ GemmArgs dense(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, floa
 
 // Same, batched with tight batch strides.
 GemmArgs batched(int64_t batch, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, float beta = 0.0f) {
-  GemmArgs g = dense(M, N, K, trans_a, trans_b, 1.0f, beta);
-  g.batch = batch;
-  g.stride_a = M * K;
-  g.stride_b = K * N;
-  g.stride_c = M * N;
+  GemmArgs g = tight_gemm_args(trans_a, trans_b, M, N, K, batch);
+  g.beta = beta;
   return g;
 }
 

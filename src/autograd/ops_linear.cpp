@@ -20,23 +20,11 @@ constexpr int64_t kParallelWork = 1 << 15;
 // (or [N,K] when trans_b), C [M,N], all tight and laid out one after another.
 void batched_gemm(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N, int64_t K, const float* A,
                   const float* B, float beta, float* C) {
-  GemmArgs g;
-  g.trans_a = trans_a;
-  g.trans_b = trans_b;
-  g.M = M;
-  g.N = N;
-  g.K = K;
+  GemmArgs g = tight_gemm_args(trans_a, trans_b, M, N, K, batch);
   g.A = A;
-  g.lda = trans_a ? M : K;
   g.B = B;
-  g.ldb = trans_b ? K : N;
   g.beta = beta;
   g.C = C;
-  g.ldc = N;
-  g.batch = batch;
-  g.stride_a = M * K;
-  g.stride_b = K * N;
-  g.stride_c = M * N;
   gemm(g);
 }
 

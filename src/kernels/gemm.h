@@ -34,6 +34,11 @@ void gemm_reference(const GemmArgs& args);
 void gemm_openblas(const GemmArgs& args);
 void gemm_onednn(const GemmArgs& args);
 
+// Arguments for tight row-major operands laid out one after another: leading dimensions
+// from the stored layouts (A [M,K] or [K,M], B [K,N] or [N,K], C [M,N]) and batch strides
+// M*K, K*N, M*N. Pointers, alpha and beta are left for the caller.
+GemmArgs tight_gemm_args(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, int64_t batch = 1);
+
 // Convenience for the dense cases: row-major, tight leading dimensions.
 //   C[M,N] (+)= op(A) op(B), A is [M,K] or [K,M] (trans_a), B is [K,N] or [N,K] (trans_b).
 void matmul_2d(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K,

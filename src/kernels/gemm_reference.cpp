@@ -26,22 +26,31 @@ void gemm_reference(const GemmArgs& g) {
   }
 }
 
-void matmul_2d(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
-               bool trans_b, float beta, float alpha) {
+GemmArgs tight_gemm_args(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, int64_t batch) {
   GemmArgs g;
   g.trans_a = trans_a;
   g.trans_b = trans_b;
   g.M = M;
   g.N = N;
   g.K = K;
+  g.lda = trans_a ? M : K;
+  g.ldb = trans_b ? K : N;
+  g.ldc = N;
+  g.batch = batch;
+  g.stride_a = M * K;
+  g.stride_b = K * N;
+  g.stride_c = M * N;
+  return g;
+}
+
+void matmul_2d(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
+               bool trans_b, float beta, float alpha) {
+  GemmArgs g = tight_gemm_args(trans_a, trans_b, M, N, K);
   g.alpha = alpha;
   g.A = A;
-  g.lda = trans_a ? M : K;
   g.B = B;
-  g.ldb = trans_b ? K : N;
   g.beta = beta;
   g.C = C;
-  g.ldc = N;
   gemm(g);
 }
 

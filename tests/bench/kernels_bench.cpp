@@ -32,15 +32,7 @@ struct GemmCase {
 };
 
 GemmArgs dense(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, float beta = 0.0f) {
-  GemmArgs g;
-  g.trans_a = trans_a;
-  g.trans_b = trans_b;
-  g.M = M;
-  g.N = N;
-  g.K = K;
-  g.lda = trans_a ? M : K;
-  g.ldb = trans_b ? K : N;
-  g.ldc = N;
+  GemmArgs g = tight_gemm_args(trans_a, trans_b, M, N, K);
   g.beta = beta;
   return g;
 }
