@@ -25,5 +25,5 @@ last=$(( $(printf '%s' "$question" | python3 -c 'import sys; print(len(sys.stdin
 echo "wrote $run/heads.svg (open it in a browser)"
 
 echo; echo "== eval on the validation tail"
-tail -c 150000 data/corpus.txt > "$run/val_tail.txt"
+python3 -c "import sys; sys.stdout.write(open('data/corpus.txt', encoding='utf-8').read()[-50000:])" > "$run/val_tail.txt"
 ./build/mini-gpt eval --checkpoint "$run/best.safetensors" --text-file "$run/val_tail.txt"
