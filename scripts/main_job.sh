@@ -7,6 +7,11 @@ bash scripts/setup.sh
 bash scripts/build.sh
 
 run=runs/default
+if [ -e "$run" ]; then  # keep an earlier run: mini-gpt never trains over one
+  kept="$run.$(date +%Y%m%d-%H%M%S)"
+  mv "$run" "$kept"
+  echo "moved the earlier $run to $kept"
+fi
 ./build/mini-gpt train --config configs/default.json --out "$run"
 
 # A held-out question (data/probe.jsonl): who holds the red hat? The answer is 高.

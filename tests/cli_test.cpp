@@ -96,6 +96,18 @@ TEST_F(CliTest, EvalRejectsMissingCheckpointAndUnknownSymbols) {
                         2, "position 20");
 }
 
+TEST_F(CliTest, AFreshRunRefusesToOverwriteAnotherRunsDirectory) {
+  const std::string config = tiny_with("train", "max_steps", 2);
+  const std::string out = (dir_ / "run").string();
+  ASSERT_EQ(run_mini_gpt({"train", "--config", config, "--out", out}, dir_).status, 0);
+  const std::string before = test::read_text(dir_ / "run" / "latest.safetensors");
+  expect_one_line_error(run_mini_gpt({"train", "--config", config, "--out", out}, dir_), 2, "--resume");
+  EXPECT_EQ(test::read_text(dir_ / "run" / "latest.safetensors"), before);
+  auto resumed = run_mini_gpt({"train", "--config", config, "--out", out, "--resume", out + "/latest.safetensors",
+                               "--max-steps", "4"}, dir_);
+  EXPECT_EQ(resumed.status, 0) << resumed.err;
+}
+
 TEST_F(CliTest, DivergingRunStopsWithExitOneAndKeepsTheLastGoodCheckpoint) {
   const std::string config = tiny_with("train", "checkpoint_interval", 1);
   auto r = run_mini_gpt({"train", "--config", config, "--out", (dir_ / "run").string(), "--set", "train.lr=1e30",

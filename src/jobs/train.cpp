@@ -25,7 +25,10 @@ using Clock = std::chrono::steady_clock;
 constexpr uint64_t kValidationSeedOffset = 0x5eed0fe7a1ULL;
 
 void write_text_file(const fs::path& path, const std::string& text) {
-  const fs::path temp = path.parent_path() / ("." + path.filename().string() + ".tmp");
+  std::string temp_name = ".";  // (built in steps: GCC 12 warns falsely on the one-line form)
+  temp_name += path.filename().string();
+  temp_name += ".tmp";
+  const fs::path temp = path.parent_path() / temp_name;
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     out << text;
@@ -64,6 +67,15 @@ void ensure_run_dir(const fs::path& dir) {
   fs::remove(probe, ec);
 }
 
+// A fresh run never overwrites another run's checkpoints or metrics.
+void refuse_to_overwrite(const fs::path& dir) {
+  for (const char* name : {"latest.safetensors", "best.safetensors", "metrics.jsonl"})
+    if (fs::exists(dir / name))
+      throw InputError("run directory " + dir.string() + " already holds a run (" + name +
+                       "); continue it with --resume " + (dir / "latest.safetensors").string() +
+                       " or choose another --out");
+}
+
 std::string format_double(double v) {
   std::ostringstream out;
   out.precision(17);
@@ -86,6 +98,7 @@ TrainResult train(const TrainRequest& request) {
 
   const fs::path run_dir = tc.out_dir;
   ensure_run_dir(run_dir);
+  if (!request.resume) refuse_to_overwrite(run_dir);
 
   Gpt model(config.model);
   AdamW optimizer(model.parameters(), {tc.beta1, tc.beta2, tc.eps, tc.weight_decay});
