@@ -34,21 +34,21 @@ class ProgressPrinter {
   ProgressPrinter() : live_(isatty(STDERR_FILENO)) {}
 
   void operator()(const TrainProgress& p) {
+    if (first_step_ < 0) first_step_ = p.step - 1;  // a resumed run starts past 0
     if (p.val_loss) last_val_ = *p.val_loss;
-    const double eta = p.tokens_per_s > 0 && p.step > 0
-                           ? p.elapsed_s / static_cast<double>(p.step - first_step(p)) * (p.max_steps - p.step)
-                           : 0.0;
-    char line[256];
-    std::snprintf(line, sizeof line, "step %lld/%lld  loss %.4f  val %s  lr %.2e  %.0f tok/s  ETA %s",
+    // ETA from this process's pace so far, evaluations included.
+    const double eta = p.elapsed_s / static_cast<double>(p.step - first_step_) * static_cast<double>(p.max_steps - p.step);
+    char buffer[256];
+    std::snprintf(buffer, sizeof buffer, "step %lld/%lld  loss %.4f  val %s  lr %.2e  %.0f tok/s  ETA %s",
                   static_cast<long long>(p.step), static_cast<long long>(p.max_steps), p.loss,
                   last_val_ < 0 ? "-" : std::to_string(last_val_).substr(0, 6).c_str(), p.lr, p.tokens_per_s,
                   format_duration(eta).c_str());
+    std::string line = buffer;
+    if (p.probe_accuracy) line += "  probe " + std::to_string(*p.probe_accuracy).substr(0, 5);
     if (live_) {
-      std::fprintf(stderr, "\r%s\033[K", line);
-      if (p.val_loss) std::fprintf(stderr, "\n");
+      std::fprintf(stderr, "\r%s\033[K%s", line.c_str(), p.val_loss ? "\n" : "");  // keep evaluation lines
     } else if (p.val_loss || p.step == p.max_steps || p.step % 100 == 0) {
-      std::fprintf(stderr, "%s%s\n", line,
-                   p.probe_accuracy ? ("  probe " + std::to_string(*p.probe_accuracy).substr(0, 5)).c_str() : "");
+      std::fprintf(stderr, "%s\n", line.c_str());
     }
     std::fflush(stderr);
   }
@@ -57,10 +57,6 @@ class ProgressPrinter {
   }
 
  private:
-  int64_t first_step(const TrainProgress& p) {
-    if (first_step_ < 0) first_step_ = p.step - 1;
-    return first_step_;
-  }
   bool live_;
   double last_val_ = -1.0;
   int64_t first_step_ = -1;
