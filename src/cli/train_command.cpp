@@ -96,9 +96,9 @@ Run add_train_command(CLI::App& app) {
     if (!options->out_dir.empty()) set("train.out_dir=" + nlohmann::json(options->out_dir).dump());
     if (options->max_steps > 0) set("train.max_steps=" + std::to_string(options->max_steps));
     if (options->seed >= 0) set("train.seed=" + std::to_string(options->seed));
-    for (const auto& s : options->sets) set(s);
     if (options->compute.threads != 0) set("train.threads=" + std::to_string(options->compute.threads));
     if (!options->compute.backend.empty()) set("train.backend=" + nlohmann::json(options->compute.backend).dump());
+    for (const auto& s : options->sets) set(s);  // --set has the last word
 
     TrainRequest request;
     request.config = config;
