@@ -16,7 +16,10 @@
 namespace mg::cli {
 
 void ComputeOptions::add_to(CLI::App& command) {
-  command.add_option("--threads", threads, "Threads for the kernels (0: all cores)")->check(CLI::NonNegativeNumber);
+  command
+      .add_option("--threads", threads,
+                  "Threads for the kernels (0: all cores; default " + std::to_string(threads) + ")")
+      ->check(CLI::NonNegativeNumber);
   command.add_option("--backend", backend, "GEMM backend: openblas, onednn or reference (default: " +
                                                std::string(backend_name(default_gemm_backend())) + ")");
 }
