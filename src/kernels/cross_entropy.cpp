@@ -3,6 +3,7 @@
 // Per-row losses are summed in double, in row order, so the mean does not depend on
 // the thread count.
 #include "kernels/cross_entropy.h"
+#include "kernels/softmax_row.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,14 +25,7 @@ double cross_entropy_forward(float* probs, const float* logits, const int32_t* t
   for (int64_t r = 0; r < rows; ++r) {
     const float* l = logits + r * V;  // [V]
     float* p = probs + r * V;         // [V]
-    const float max = *std::max_element(l, l + V);
-    float sum = 0.0f;
-    for (int64_t v = 0; v < V; ++v) {
-      p[v] = std::exp(l[v] - max);
-      sum += p[v];
-    }
-    const float inv = 1.0f / sum;
-    for (int64_t v = 0; v < V; ++v) p[v] *= inv;
+    const auto [max, sum] = softmax_row(p, l, V);
     row_loss[r] = std::log(static_cast<double>(sum)) - (static_cast<double>(l[targets[r]]) - max);
   }
   double total = 0.0;

@@ -3,6 +3,7 @@
 // before exp, so scores of +-1e4 neither overflow nor vanish. Masked weights are
 // written as exact zeros, never exp(-inf).
 #include "kernels/softmax.h"
+#include "kernels/softmax_row.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,15 +25,7 @@ void causal_softmax_forward(float* weights, const float* scores, int64_t batch, 
     const int64_t visible = Tk - Tq + r % Tq + 1;  // keys 0 .. visible-1
     const float* s = scores + r * Tk;               // [Tk]
     float* w = weights + r * Tk;                    // [Tk]
-    float max = s[0];
-    for (int64_t k = 1; k < visible; ++k) max = std::max(max, s[k]);
-    float sum = 0.0f;
-    for (int64_t k = 0; k < visible; ++k) {
-      w[k] = std::exp(s[k] - max);
-      sum += w[k];
-    }
-    const float inv = 1.0f / sum;
-    for (int64_t k = 0; k < visible; ++k) w[k] *= inv;
+    softmax_row(w, s, visible);
     for (int64_t k = visible; k < Tk; ++k) w[k] = 0.0f;
   }
 }

@@ -1,0 +1,29 @@
+// One row's max-subtracted softmax, shared by the causal softmax and cross-entropy so that
+// both compute it the same way (stable for logits of +-1e4).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace mg {
+
+struct SoftmaxRowStats {
+  float max;  // the row's largest input
+  float sum;  // sum of exp(x - max) before normalising: log-softmax(x)_v = x_v - max - log(sum)
+};
+
+// p[0..n) = softmax(x[0..n)); n >= 1. p may alias x.
+inline SoftmaxRowStats softmax_row(float* p, const float* x, int64_t n) {
+  const float max = *std::max_element(x, x + n);
+  float sum = 0.0f;
+  for (int64_t v = 0; v < n; ++v) {
+    p[v] = std::exp(x[v] - max);
+    sum += p[v];
+  }
+  const float inv = 1.0f / sum;
+  for (int64_t v = 0; v < n; ++v) p[v] *= inv;
+  return {max, sum};
+}
+
+}  // namespace mg
