@@ -78,6 +78,12 @@ TEST_F(CliTest, BadConfigValuesExitTwoNamingKeyAndValue) {
                         2, "train.lr");
 }
 
+TEST_F(CliTest, AConfigWithoutACorpusSaysDataPathIsNotSet) {
+  const std::string config = write("nodata.json", R"({"model": {"n_layer": 1}})");
+  expect_one_line_error(run_mini_gpt({"train", "--config", config, "--out", (dir_ / "run").string()}, dir_), 2,
+                        "data.path is not set");
+}
+
 TEST_F(CliTest, InvalidUtf8CorpusNamesTheByteOffset) {
   const std::string corpus = write("bad.txt", std::string(100, 'a') + "\xff" + std::string(100, 'b'));
   auto r = run_mini_gpt({"train", "--config", tiny_with("train", "lr", 1e-3), "--set", "data.path=" + corpus}, dir_);

@@ -91,6 +91,8 @@ TrainResult train(const TrainRequest& request) {
   set_num_threads(static_cast<int>(tc.threads));
   set_gemm_backend(tc.backend.empty() ? default_gemm_backend() : parse_gemm_backend(tc.backend));
 
+  if (config.data.path.empty())
+    throw InputError("data.path is not set: the config must name a corpus file (or pass --set data.path=FILE)");
   Corpus corpus = load_corpus(config.data.path, config.data.val_fraction, config.model.block_size);
   config.model.vocab_size = corpus.vocab.size();
   std::vector<ProbeItem> probes;
