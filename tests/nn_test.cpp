@@ -6,6 +6,7 @@
 
 #include "nn/gpt.h"
 #include "tensor/error.h"
+#include "test_support.h"
 
 namespace mg {
 namespace {
@@ -75,16 +76,10 @@ TEST(GptTest, InitialisationFollowsTheSpec) {
 
 TEST(GptTest, CachedForwardEqualsFullForwardAtEveryPosition) {
   for (const char* position : {"rope", "learned"}) {
-    ModelConfig c;
-    c.n_layer = 2;
-    c.n_embd = 16;
-    c.block_size = 12;
-    c.position = position;
-    Gpt model(c);
-    Rng rng(3);
-    model.initialize(rng);
+    Gpt model = test::small_model(/*n_layer=*/2, /*n_embd=*/16, /*block_size=*/12, /*vocab_size=*/79, /*seed=*/3,
+                                  position);
     std::vector<int32_t> ids = {5, 17, 3, 3, 78, 0, 41, 9, 12, 60};
-    const int64_t T = static_cast<int64_t>(ids.size()), V = c.vocab_size;
+    const int64_t T = static_cast<int64_t>(ids.size()), V = model.config().vocab_size;
     Tensor full;
     {
       NoGradGuard no_grad;

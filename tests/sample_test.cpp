@@ -15,16 +15,7 @@ namespace {
 using test::run_mini_gpt;
 
 Gpt small_model(const char* position) {
-  ModelConfig c;
-  c.n_layer = 2;
-  c.n_embd = 16;
-  c.block_size = 8;
-  c.vocab_size = 13;
-  c.position = position;
-  Gpt model(c);
-  Rng rng(21);
-  model.initialize(rng);
-  return model;
+  return test::small_model(/*n_layer=*/2, /*n_embd=*/16, /*block_size=*/8, /*vocab_size=*/13, /*seed=*/21, position);
 }
 
 // Logits [V] of the last position of a full forward over ids (at positions 0..n-1).

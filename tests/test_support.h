@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "io/config.h"
+#include "nn/gpt.h"
 
 namespace mg::test {
 
@@ -37,6 +38,21 @@ inline std::string read_text(const std::filesystem::path& path) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// A small model with SPEC initialisation drawn from `seed`.
+inline Gpt small_model(int64_t n_layer, int64_t n_embd, int64_t block_size, int64_t vocab_size, uint64_t seed,
+                       const std::string& position = "rope") {
+  ModelConfig c;
+  c.n_layer = n_layer;
+  c.n_embd = n_embd;
+  c.block_size = block_size;
+  c.vocab_size = vocab_size;
+  c.position = position;
+  Gpt model(c);
+  Rng rng(seed);
+  model.initialize(rng);
+  return model;
 }
 
 struct CommandResult {

@@ -132,14 +132,7 @@ TEST(TrainTest, SigintFinishesTheStepWritesLatestAndExits130) {
 
 TEST(EvalTest, ModelWithZeroHeadPredictsUniformlySoLossIsLnV) {
   // With head.weight = 0 every logit is 0, so each prediction costs exactly ln(V).
-  ModelConfig c;
-  c.n_layer = 1;
-  c.n_embd = 8;
-  c.block_size = 5;
-  c.vocab_size = 7;
-  Gpt model(c);
-  Rng rng(5);
-  model.initialize(rng);
+  Gpt model = test::small_model(/*n_layer=*/1, /*n_embd=*/8, /*block_size=*/5, /*vocab_size=*/7, /*seed=*/5);
   model.parameters().get("head.weight").value().fill(0.0f);
   std::vector<int32_t> ids = {0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5};  // n = 13: windows k = 0, 1 (kT+T+1 <= 13)
   EvalResult r = evaluate_windows(model, ids);
@@ -148,14 +141,7 @@ TEST(EvalTest, ModelWithZeroHeadPredictsUniformlySoLossIsLnV) {
 }
 
 TEST(EvalTest, WindowsMatchAPerWindowLoopOverTheSpecRule) {
-  ModelConfig c;
-  c.n_layer = 2;
-  c.n_embd = 16;
-  c.block_size = 8;
-  c.vocab_size = 11;
-  Gpt model(c);
-  Rng rng(9);
-  model.initialize(rng);
+  Gpt model = test::small_model(/*n_layer=*/2, /*n_embd=*/16, /*block_size=*/8, /*vocab_size=*/11, /*seed=*/9);
   std::vector<int32_t> ids;
   for (int i = 0; i < 8 * 40 + 5; ++i) ids.push_back((i * 7 + i / 3) % 11);  // 40 windows, 4 spare symbols
   double total = 0;
