@@ -54,6 +54,24 @@ TEST(ChooseSymbolTest, GreedyTakesTheLowestIdAmongTies) {
   EXPECT_EQ(choose_symbol(logits, {0.0, 0, 1.0}, rng), 1);
 }
 
+TEST(ChooseSymbolTest, CandidatesRankByLogitThenLowestIdWhateverTheSign) {
+  // Ties (3 and 3; -0 and +0, which compare equal) go to the lower id; negative logits
+  // rank below positive ones and among themselves by value: ranked 2, 4, 0, 1, 3, 5.
+  const std::vector<float> logits = {-0.0f, 0.0f, 3.0f, -2.5f, 3.0f, -7.0f};
+  Rng rng(9);
+  std::vector<int> counts(6, 0);
+  for (int i = 0; i < 3000; ++i) ++counts[choose_symbol(logits, {1.0, 1, 1.0}, rng)];
+  EXPECT_EQ(counts[2], 3000);  // top-1 is the first of the two 3s
+  std::fill(counts.begin(), counts.end(), 0);
+  for (int i = 0; i < 3000; ++i) ++counts[choose_symbol(logits, {1.0, 3, 1.0}, rng)];
+  EXPECT_EQ(counts[1] + counts[3] + counts[5], 0);  // top-3 is {2, 4, 0}: the -0 at id 0 first
+  EXPECT_GT(counts[0], 20);  // p = e^-3 / (2 + e^-3) = 0.024: about 73 of 3000
+  std::fill(counts.begin(), counts.end(), 0);
+  for (int i = 0; i < 20000; ++i) ++counts[choose_symbol(logits, {1.0, 5, 1.0}, rng)];
+  EXPECT_EQ(counts[5], 0);  // -7 is last
+  EXPECT_GT(counts[3], 0);  // -2.5 is fifth: p = e^-5.5 / (2 + 2 e^-3 + e^-5.5) = 0.002, about 39 draws
+}
+
 TEST(ChooseSymbolTest, TopKAndTopPOnlyEverPickAllowedSymbols) {
   std::vector<float> logits = {1.0f, 3.0f, 2.0f, 0.0f, 2.9f};  // order: 1, 4, 2, 0, 3
   Rng rng(4);

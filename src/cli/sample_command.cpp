@@ -1,5 +1,6 @@
-// `mini-gpt sample`: stream text from a checkpoint, one symbol at a time, flushed as it
-// is chosen. The KV cache makes each symbol cost one position (jobs/generate.h).
+// `mini-gpt sample`: stream text from a checkpoint, one symbol at a time, as it is
+// chosen. The KV cache makes each symbol cost one position (jobs/generate.h); nothing
+// of the text is kept, so any length runs in constant memory.
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -24,10 +25,24 @@ struct SampleOptions {
   ComputeOptions compute;
 };
 
-void write_symbol(const std::string& utf8) {
-  std::fwrite(utf8.data(), 1, utf8.size(), stdout);
-  std::fflush(stdout);
-}
+// Writes symbols to stdout as they come. A write call per symbol would cost more than
+// choosing it (tens of thousands a second), so stdout is flushed once 20 ms have passed
+// since the last flush, and at the end: a reader still sees the text flow as it is made.
+class SymbolStream {
+ public:
+  void write(const std::string& utf8) {
+    std::fwrite(utf8.data(), 1, utf8.size(), stdout);
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_flush_ >= std::chrono::milliseconds(20)) flush();
+  }
+  void flush() {
+    std::fflush(stdout);
+    last_flush_ = std::chrono::steady_clock::now();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_flush_{};  // the epoch: the first symbol goes out at once
+};
 
 }  // namespace
 
@@ -49,8 +64,9 @@ Run add_sample_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--stats", o->stats, "Print time to first symbol and symbols/s to stderr");
   cmd->add_flag("--no-cache", o->no_cache, "Recompute the whole context for every symbol (for comparison)");
-  // One symbol at a time is too little work to share: a second thread costs more in
-  // synchronisation than it saves (measured: 4,688 symbols/s on 1 thread, 2,658 on 2).
+  // One symbol at a time is too little work to share: the decoder (nn/decoder.h) runs on
+  // one thread, and a second only spin-waits in the kernels (the old autograd path
+  // measured 4,688 symbols/s on 1 thread, 2,658 on 2).
   o->compute.threads = 1;
   o->compute.add_to(*cmd);
 
@@ -70,23 +86,26 @@ Run add_sample_command(CLI::App& app) {
     using Clock = std::chrono::steady_clock;
     double first_symbol_s = 0.0, generate_s = 0.0;
     int64_t generated = 0;
+    SymbolStream out;
     for (int64_t sample = 0; sample < o->num_samples; ++sample) {
       if (o->num_samples > 1) std::printf("%s=== sample %lld of %lld ===\n", sample ? "\n" : "",
                                            static_cast<long long>(sample + 1), static_cast<long long>(o->num_samples));
-      write_symbol(encode_utf8(prompt_text));
+      out.write(encode_utf8(prompt_text));
       Rng rng(seed + static_cast<uint64_t>(sample));
       const auto start = Clock::now();
       generator.start(prompt_ids);
       for (int64_t i = 0; i < o->max_new_tokens; ++i) {
         const int32_t id = choose_symbol(generator.logits(), o->sampling, rng);
-        write_symbol(vocab.symbol(id));
+        out.write(vocab.symbols()[id]);
+        if (i == 0) out.flush();  // the first symbol is shown at once: it is what the wait was for
         if (i == 0 && sample == 0) first_symbol_s = std::chrono::duration<double>(Clock::now() - start).count();
         if (i + 1 < o->max_new_tokens) generator.append(id);
         ++generated;
       }
       generate_s += std::chrono::duration<double>(Clock::now() - start).count();
     }
-    write_symbol("\n");
+    out.write("\n");
+    out.flush();
     if (o->stats)
       std::fprintf(stderr, "time to first symbol %.2f ms; %lld symbols in %.3f s: %.0f symbols/s%s\n",
                    first_symbol_s * 1e3, static_cast<long long>(generated), generate_s,

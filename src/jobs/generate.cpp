@@ -1,12 +1,25 @@
 #include "jobs/generate.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
-#include <numeric>
 
 #include "tensor/error.h"
 
 namespace mg {
+namespace {
+
+// A key that sorts ascending as the float sorts descending: the IEEE bits of a
+// non-negative float order like unsigned integers, a negative one's in reverse. -0 counts
+// as +0 (they compare equal, so the id decides), and NaN sorts after everything.
+uint32_t descending_key(float value) {
+  if (std::isnan(value)) return 0xffffffffu;
+  const uint32_t bits = std::bit_cast<uint32_t>(value == 0.0f ? 0.0f : value);
+  const uint32_t ascending = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+  return ~ascending;
+}
+
+}  // namespace
 
 void validate_sampling(const SamplingSettings& s) {
   if (!(s.temperature >= 0.0) || !std::isfinite(s.temperature))
@@ -21,18 +34,25 @@ int32_t choose_symbol(std::span<const float> logits, const SamplingSettings& s, 
   if (s.temperature == 0.0)  // the first maximum: ties go to the lowest id
     return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
 
-  // Candidates by descending logit (ties by id, so the order never depends on the sort).
-  std::vector<int32_t> order(static_cast<size_t>(V));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+  // Candidates by descending logit, ties by id (so the order never depends on the sort):
+  // one key per symbol, an order-reversing image of the logit's bits above the id, sorted
+  // ascending. Scratch is kept per thread, so a step allocates nothing.
+  thread_local std::vector<uint64_t> keys;
+  thread_local std::vector<int32_t> order;
+  thread_local std::vector<double> p;
+  keys.resize(static_cast<size_t>(V));
+  order.resize(static_cast<size_t>(V));
+  for (int64_t v = 0; v < V; ++v) keys[v] = (uint64_t{descending_key(logits[v])} << 32) | static_cast<uint64_t>(v);
+  std::sort(keys.begin(), keys.end());
+  for (int64_t i = 0; i < V; ++i) order[i] = static_cast<int32_t>(keys[i] & 0xffffffffu);
   int64_t keep = s.top_k > 0 ? std::min<int64_t>(s.top_k, V) : V;
 
   // Softmax of logits / temperature in double, max-subtracted.
   const double top = logits[order[0]];
-  std::vector<double> p(static_cast<size_t>(keep));
+  p.resize(static_cast<size_t>(keep));
   double sum = 0.0;
   for (int64_t i = 0; i < keep; ++i) sum += p[i] = std::exp((logits[order[i]] - top) / s.temperature);
-  for (double& x : p) x /= sum;
+  for (double& x : p) x /= sum;  // p holds exactly keep entries
   if (s.top_p < 1.0) {  // nucleus: the smallest prefix whose mass reaches top_p
     double mass = 0.0;
     int64_t n = 0;
@@ -51,7 +71,9 @@ int32_t choose_symbol(std::span<const float> logits, const SamplingSettings& s, 
   return order[keep - 1];  // u landed in the rounding slack at the end
 }
 
-Generator::Generator(Gpt& model, bool use_cache) : model_(model), use_cache_(use_cache) {}
+Generator::Generator(Gpt& model, bool use_cache) : model_(model), use_cache_(use_cache), decoder_(model) {
+  window_.reserve(static_cast<size_t>(model_.config().block_size) + 1);
+}
 
 void Generator::start(std::span<const int32_t> prompt) {
   MG_CHECK(!prompt.empty(), "a text starts with at least one symbol");
@@ -62,24 +84,28 @@ void Generator::start(std::span<const int32_t> prompt) {
 }
 
 void Generator::recompute_window() {
-  cache_ = model_.make_cache();
-  std::vector<int32_t> ids(window_.begin(), window_.end());
-  Tensor all = model_.forward_cached(ids, cache_);  // [n,V]
-  const int64_t V = model_.config().vocab_size, n = static_cast<int64_t>(ids.size());
+  if (use_cache_) {
+    decoder_.reset();
+    current_ = decoder_.append(window_);
+    return;
+  }
+  NoGradGuard no_grad;
+  const int64_t V = model_.config().vocab_size, n = static_cast<int64_t>(window_.size());
+  Tensor all = model_.forward(window_, 1, n).value();  // [1,n,V]
   logits_.assign(all.data() + (n - 1) * V, all.data() + n * V);
+  current_ = logits_;
 }
 
 void Generator::append(int32_t id) {
   const size_t T = static_cast<size_t>(model_.config().block_size);
   window_.push_back(id);
   if (window_.size() > T) {
-    window_.pop_front();
+    window_.erase(window_.begin());  // a shift of block_size ids, no allocation
     recompute_window();
   } else if (!use_cache_) {
     recompute_window();
   } else {
-    Tensor next = model_.forward_cached(std::span<const int32_t>(&window_.back(), 1), cache_);  // [1,V]
-    logits_.assign(next.data(), next.data() + next.numel());
+    current_ = decoder_.append(std::span<const int32_t>(&window_.back(), 1));
   }
 }
 
