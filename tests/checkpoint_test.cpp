@@ -196,6 +196,15 @@ TEST_F(CheckpointTest, RefusesAnUnknownTensorBeforeReadingData) {
                  "model has no such parameter");
 }
 
+// Found by the mutation test: a name holding a line feed (JSON "\n") split the message.
+TEST_F(CheckpointTest, ControlBytesInATensorNameKeepTheMessageOnOneLine) {
+  const Config config = tiny_config();
+  TensorList tensors = make_parameters(config.model);
+  tensors.emplace_back("blocks.0.at\n.q_proj.weight", Tensor::zeros({8, 8}));
+  expect_refused(write_corrupted(valid_metadata(config), tensors),
+                 "unknown tensor blocks.0.at?.q_proj.weight: the config's model has no such parameter");
+}
+
 TEST_F(CheckpointTest, RefusesAWrongShapeBeforeReadingData) {
   const Config config = tiny_config();
   TensorList tensors = make_parameters(config.model);

@@ -182,6 +182,11 @@ TEST_F(ConfigFileTest, FileErrorsNameTheFileAndWhere) {
   EXPECT_EQ(error_of([&] { load_config(typo); }), typo.string() + ": unknown key train.lrr (did you mean train.lr?)");
   const fs::path missing = dir_ / "missing.json";
   EXPECT_EQ(error_of([&] { load_config(missing); }), missing.string() + ": cannot read config: No such file or directory");
+  // A number beyond double's range is nlohmann's out_of_range, not a parse_error: still
+  // an InputError with the place (found by the checkpoint mutation test).
+  const fs::path overflow = write("overflow.json", "{\n  \"train\": {\"lr\": 1e999}\n}");
+  EXPECT_EQ(error_of([&] { load_config(overflow); }),
+            overflow.string() + ": invalid JSON at line 2 column 19: number overflow parsing '1e999'");
 }
 
 TEST(ConfigOverrideTest, ParsesJsonValuesAndBareStrings) {
@@ -223,4 +228,36 @@ TEST(ConfigOverrideTest, BadOverridesNameTheAssignmentAndLeaveTheConfigAlone) {
   EXPECT_EQ(error_of([&] { apply_override(c, "model.n_head=3"); }),
             "--set model.n_head=3: model.n_embd = 64 must be divisible by model.n_head = 3");
   EXPECT_EQ(config_to_json(c), config_to_json(Config{}));  // every failure left it unchanged
+}
+
+// nlohmann reports a number beyond the double range as out_of_range 406, not as a
+// parse_error, and it escaped load_config (exit 1, no file name).
+TEST_F(ConfigFileTest, NumberBeyondDoubleRangeIsAnInputErrorNamingTheFile) {
+  const fs::path huge = write("huge.json", R"({"train": {"lr": 1e400}})");
+  const std::string message = error_of([&] { load_config(huge); });
+  EXPECT_EQ(message.rfind(huge.string() + ": invalid JSON", 0), 0u) << message;
+  EXPECT_NE(message.find("number overflow parsing '1e400'"), std::string::npos) << message;
+}
+
+// Found by fuzz_config: keys and --set text were echoed with their control bytes, so a
+// line feed in them split the one-line error; they now read '?'.
+TEST(ConfigOverrideTest, ControlBytesInKeysAndOverridesKeepTheErrorOnOneLine) {
+  Config c;
+  EXPECT_EQ(error_of([&] { apply_override(c, "train.lr=3\n4"); }),
+            "--set train.lr=3?4: train.lr must be a number, found \"3\\n4\"");
+  EXPECT_EQ(error_of([&] { apply_override(c, "train.l\r=1"); }),
+            "--set train.l?=1: unknown key train.l? (did you mean train.lr?)");
+  EXPECT_EQ(from_json_error({{"mo\ndel", json::object()}}),
+            "cfg.json: unknown key mo?del (valid sections: model, train, data)");
+}
+
+// Found by fuzz_config: an override's raw text was stored even when it was not UTF-8,
+// and writing config.json then failed with nlohmann's type_error 316 (exit 1).
+TEST(ConfigOverrideTest, TextThatIsNotUtf8IsRefusedWithItsOffset) {
+  Config c;
+  EXPECT_EQ(error_of([&] { apply_override(c, "data.path=ab\xff"); }),
+            "--set data.path=ab\xff: data.path value: invalid UTF-8 at byte offset 2 (code point above U+10FFFF)");
+  EXPECT_EQ(config_to_json(c), config_to_json(Config{}));
+  apply_override(c, "data.path=/corpus/高.txt");  // UTF-8 text is still taken as typed
+  EXPECT_EQ(c.data.path, "/corpus/高.txt");
 }

@@ -12,6 +12,7 @@
 #include "data/batch_sampler.h"
 #include "data/corpus.h"
 #include "data/probe.h"
+#include "data/token_ids.h"
 #include "data/utf8.h"
 #include "data/vocab.h"
 #include "tensor/error.h"
@@ -151,17 +152,18 @@ TEST(Corpus, SplitsHeadForTrainingAndTailForValidation) {
   Corpus corpus = load_corpus(path, 0.1, 8);
   EXPECT_EQ(corpus.symbols, 105);
   EXPECT_EQ(corpus.vocab.symbols(), (std::vector<std::string>{"\n", "乙", "甲"}));
-  ASSERT_EQ(corpus.train.size(), 94u);
-  ASSERT_EQ(corpus.val.size(), 11u);
+  ASSERT_EQ(corpus.train.size(), 94);
+  ASSERT_EQ(corpus.val.size(), 11);
   const std::vector<int32_t> all = corpus.vocab.encode(text, "t");
-  EXPECT_EQ(corpus.train, std::vector<int32_t>(all.begin(), all.begin() + 94));
-  EXPECT_EQ(corpus.val, std::vector<int32_t>(all.begin() + 94, all.end()));
+  EXPECT_EQ(corpus.train.to_vector(), std::vector<int32_t>(all.begin(), all.begin() + 94));
+  EXPECT_EQ(corpus.val.to_vector(), std::vector<int32_t>(all.begin() + 94, all.end()));
+  EXPECT_EQ(corpus.train.bytes_per_id(), 1);  // 3 symbols: one byte per id
 
   // 0.25 of 100 is exact: 75 / 25.
   const fs::path hundred = dir.write("h.txt", std::string(99, 'x') + "\n");
   Corpus quarter = load_corpus(hundred, 0.25, 8);
-  EXPECT_EQ(quarter.train.size(), 75u);
-  EXPECT_EQ(quarter.val.size(), 25u);
+  EXPECT_EQ(quarter.train.size(), 75);
+  EXPECT_EQ(quarter.val.size(), 25);
 }
 
 TEST(Corpus, ShortSplitNamesValFractionBlockSizeAndLengths) {
@@ -187,6 +189,78 @@ TEST(Corpus, MissingEmptyOrInvalidFileNamesThePath) {
             bad.string() + ": invalid UTF-8 at byte offset 6 (code point above U+10FFFF)");
   EXPECT_EQ(input_error_of([&] { load_corpus(dir.path(), 0.1, 8); }),
             "corpus " + dir.path().string() + " is a directory, expected a text file");
+}
+
+// The corpus is read in 1 MB pieces; symbols that straddle a piece boundary, and an
+// invalid byte past the first piece, must come out as a whole-file decode gives them.
+TEST(Corpus, StreamedLoadEqualsWholeFileDecodeAcrossPieceBoundaries) {
+  TempDir dir;
+  std::string bytes;
+  // 3-byte and 4-byte symbols mixed with ASCII: 1 MB = 2^20 is no multiple of 3 or 7,
+  // so symbols straddle the piece boundaries.
+  const std::vector<std::string> symbols = {"小", "丁", "a", "\xF0\x9F\x98\x80", "\n", "é"};
+  for (size_t i = 0; bytes.size() < (size_t(5) << 19); ++i) bytes += symbols[(i * 7 + i / 5) % symbols.size()];
+  const fs::path path = dir.write("big.txt", bytes);
+  const Corpus corpus = load_corpus(path, 0.1, 8);
+  const std::u32string text = decode_utf8(bytes, "whole");
+  ASSERT_EQ(corpus.symbols, static_cast<int64_t>(text.size()));
+  EXPECT_EQ(corpus.vocab.symbols(), Vocab::from_text(text).symbols());
+  std::vector<int32_t> streamed = corpus.train.to_vector(), tail = corpus.val.to_vector();
+  streamed.insert(streamed.end(), tail.begin(), tail.end());
+  EXPECT_EQ(streamed, corpus.vocab.encode(text, "whole"));
+
+  // A stray continuation byte 1.5 MB in, at a symbol boundary: its offset counts from the
+  // start of the file, not from the piece that holds it.
+  size_t at = size_t(3) << 19;
+  while (static_cast<unsigned char>(bytes[at]) >= 0x80) ++at;  // an ASCII byte starts a symbol
+  std::string broken = bytes;
+  broken.insert(at, "\x80");
+  const fs::path bad = dir.write("bad.txt", broken);
+  EXPECT_EQ(input_error_of([&] { load_corpus(bad, 0.1, 8); }),
+            bad.string() + ": invalid UTF-8 at byte offset " + std::to_string(at) + " (unexpected continuation byte)");
+}
+
+TEST(Utf8, ChunkedDecodeSplitAnywhereEqualsWholeDecode) {
+  const std::string bytes = "a\xC3\xA9\xE5\xB0\x8F\xF0\x9F\x98\x80z";  // a é 小 😀 z
+  const std::u32string whole = decode_utf8(bytes, "t");
+  for (size_t cut = 0; cut <= bytes.size(); ++cut) {
+    std::u32string out;
+    const size_t used = decode_utf8_chunk(std::string_view(bytes).substr(0, cut), 0, true, "t", out);
+    EXPECT_LE(cut - used, 3u) << cut;  // at most an unfinished sequence is held back
+    decode_utf8_chunk(std::string_view(bytes).substr(used), used, false, "t", out);
+    EXPECT_EQ(out, whole) << cut;
+  }
+  // Offsets in errors count from base_offset; a cut-short sequence is an error only at the end.
+  std::u32string out;
+  EXPECT_EQ(input_error_of([&] { decode_utf8_chunk("ab\xFF", 1000, true, "f", out); }),
+            "f: invalid UTF-8 at byte offset 1002 (code point above U+10FFFF)");
+  EXPECT_EQ(decode_utf8_chunk("ab\xE5\xB0", 0, true, "f", out), 2u);
+  EXPECT_EQ(input_error_of([&] { decode_utf8_chunk("ab\xE5\xB0", 7, false, "f", out); }),
+            "f: invalid UTF-8 at byte offset 9 (truncated sequence)");
+}
+
+TEST(TokenIds, UsesTheNarrowestWidthAndSlicesShareStorage) {
+  std::vector<int32_t> ids;
+  for (int32_t i = 0; i < 1000; ++i) ids.push_back((i * 37) % 1000);
+  for (auto [vocab_size, width] : {std::pair<int64_t, int>{256, 1}, {1000, 2}, {65536, 2}, {65537, 4}}) {
+    std::vector<int32_t> fitting = ids;
+    for (int32_t& id : fitting) id %= static_cast<int32_t>(std::min<int64_t>(vocab_size, 1000));
+    TokenIds t = TokenIds::from_ids(fitting, vocab_size);
+    EXPECT_EQ(t.bytes_per_id(), width) << vocab_size;
+    EXPECT_EQ(t.to_vector(), fitting);
+    TokenIds middle = t.slice(100, 50);
+    ASSERT_EQ(middle.size(), 50);
+    EXPECT_EQ(middle[0], fitting[100]);
+    std::vector<int32_t> window(5);
+    middle.copy_to(45, window);
+    EXPECT_EQ(window, std::vector<int32_t>(fitting.begin() + 145, fitting.begin() + 150));
+  }
+  // Writing into the full sequence shows through a slice taken before: one buffer.
+  TokenIds all(10, 300);
+  TokenIds tail = all.slice(5, 5);
+  const std::vector<int32_t> piece = {299, 7};
+  all.assign(6, piece);
+  EXPECT_EQ(tail.to_vector(), (std::vector<int32_t>{0, 299, 7, 0, 0}));
 }
 
 // ---------------------------------------------------------------- batch sampler

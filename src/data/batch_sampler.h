@@ -11,14 +11,18 @@
 #include <string>
 #include <vector>
 
+#include "data/token_ids.h"
 #include "tensor/random.h"
 
 namespace mg {
 
 class BatchSampler {
  public:
-  // Copies SPLIT (so it may be a temporary). InputError when SPLIT is shorter than
-  // block_size + 1; batch_size and block_size must be positive.
+  // Shares SPLIT's storage (a corpus split: no copy). InputError when SPLIT is shorter
+  // than block_size + 1; batch_size and block_size must be positive.
+  BatchSampler(TokenIds split, int64_t block_size, int64_t batch_size, uint64_t seed);
+
+  // Copies SPLIT (so it may be a temporary) into compact storage; ids must be >= 0.
   BatchSampler(std::span<const int32_t> split, int64_t block_size, int64_t batch_size, uint64_t seed);
 
   // Fills inputs [B,T] and targets [B,T] (row-major, B = batch_size, T = block_size).
@@ -33,7 +37,7 @@ class BatchSampler {
   int64_t block_size() const { return block_size_; }
 
  private:
-  std::vector<int32_t> split_;  // [n]
+  TokenIds split_;              // [n]
   int64_t block_size_;          // T
   int64_t batch_size_;          // B
   Rng rng_;

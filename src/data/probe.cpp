@@ -37,7 +37,7 @@ std::vector<ProbeItem> load_probe_set(const std::filesystem::path& path) {
     nlohmann::json object;
     try {
       object = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // syntax, or a number beyond double
       throw InputError(where + ": not valid JSON (" + e.what() + ")");
     }
     if (!object.is_object()) throw InputError(where + ": expected a JSON object, found " + object.dump());

@@ -19,31 +19,31 @@
 namespace mg {
 namespace {
 
-[[noreturn]] void invalid(const std::string& source, size_t offset, const char* reason) {
+[[noreturn]] void invalid(const std::string& source, uint64_t offset, const char* reason) {
   throw InputError(source + ": invalid UTF-8 at byte offset " + std::to_string(offset) + " (" + reason + ")");
 }
 
 }  // namespace
 
-std::u32string decode_utf8(std::string_view bytes, const std::string& source) {
-  std::u32string text;
-  text.reserve(bytes.size());
+size_t decode_utf8_chunk(std::string_view bytes, uint64_t base_offset, bool more_follows,
+                         const std::string& source, std::u32string& out) {
   const size_t n = bytes.size();
   size_t i = 0;
   while (i < n) {
     const auto lead = static_cast<uint8_t>(bytes[i]);
     if (lead < 0x80) {
-      text.push_back(lead);
+      out.push_back(lead);
       ++i;
       continue;
     }
+    const uint64_t at = base_offset + i;  // offset of the sequence in the whole source
     int continuation = 0;       // bytes after the lead
     uint8_t second_low = 0x80;  // allowed range of the byte right after the lead
     uint8_t second_high = 0xBF;
     char32_t value = 0;
     const char* range_reason = "overlong encoding";
-    if (lead < 0xC0) invalid(source, i, "unexpected continuation byte");
-    if (lead < 0xC2) invalid(source, i, "overlong encoding");
+    if (lead < 0xC0) invalid(source, at, "unexpected continuation byte");
+    if (lead < 0xC2) invalid(source, at, "overlong encoding");
     if (lead < 0xE0) {
       continuation = 1;
       value = lead & 0x1F;
@@ -58,18 +58,28 @@ std::u32string decode_utf8(std::string_view bytes, const std::string& source) {
       if (lead == 0xF0) second_low = 0x90;
       if (lead == 0xF4) second_high = 0x8F, range_reason = "code point above U+10FFFF";
     } else {
-      invalid(source, i, "code point above U+10FFFF");
+      invalid(source, at, "code point above U+10FFFF");
     }
     for (int k = 1; k <= continuation; ++k) {
-      if (i + k >= n) invalid(source, i, "truncated sequence");
+      if (i + k >= n) {
+        if (more_follows) return i;  // the rest of this sequence is in the next chunk
+        invalid(source, at, "truncated sequence");
+      }
       const auto byte = static_cast<uint8_t>(bytes[i + k]);
-      if (byte < 0x80 || byte > 0xBF) invalid(source, i, "truncated sequence");
-      if (k == 1 && (byte < second_low || byte > second_high)) invalid(source, i, range_reason);
+      if (byte < 0x80 || byte > 0xBF) invalid(source, at, "truncated sequence");
+      if (k == 1 && (byte < second_low || byte > second_high)) invalid(source, at, range_reason);
       value = (value << 6) | (byte & 0x3F);
     }
-    text.push_back(value);
+    out.push_back(value);
     i += static_cast<size_t>(continuation) + 1;
   }
+  return n;
+}
+
+std::u32string decode_utf8(std::string_view bytes, const std::string& source) {
+  std::u32string text;
+  text.reserve(bytes.size());
+  decode_utf8_chunk(bytes, 0, /*more_follows=*/false, source, text);
   return text;
 }
 

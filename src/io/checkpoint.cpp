@@ -33,7 +33,7 @@ std::vector<std::string> parse_vocab(const std::string& text, int64_t vocab_size
   json parsed;
   try {
     parsed = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // syntax, or a number beyond double
     throw InputError("__metadata__.vocab: " + describe_json_parse_error(e, text));
   }
   if (!parsed.is_array()) throw InputError("__metadata__.vocab must be a JSON array, found " + json_excerpt(parsed));
@@ -79,7 +79,13 @@ bool Checkpoint::has_optimizer_state() const {
 
 void check_checkpoint_tensors(const ModelConfig& model, const std::vector<std::pair<std::string, Shape>>& found,
                               const std::string& origin) {
-  const auto refuse = [&](const std::string& what) { throw InputError(origin + ": " + what); };
+  // Names come from the file, so control bytes become '?' to keep the message one line.
+  const auto refuse = [&](const std::string& what) {
+    std::string message = origin + ": " + what;
+    for (char& c : message)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
+    throw InputError(message);
+  };
   // Every block holds 12 tensors; a config claiming more blocks than the file could hold
   // is refused before its name list is built (a corrupt n_layer must not cost memory).
   if (model.n_layer > static_cast<int64_t>(found.size()) / 12)
@@ -170,7 +176,7 @@ Checkpoint load_checkpoint(const std::filesystem::path& path) {
   json config_json;
   try {
     config_json = json::parse(config_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // syntax, or a number beyond double
     throw InputError(origin + ": __metadata__.config: " + describe_json_parse_error(e, config_text));
   }
   const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "data/utf8.h"
 #include "io/json_text.h"
 #include "tensor/error.h"
 
@@ -63,13 +64,17 @@ bool is_path_key(const std::string& section, const std::string& key) {
   return section == "data" && (key == "path" || key == "probe_path");
 }
 
-// Rethrows an InputError from f() as "ORIGIN: message".
+// Rethrows an InputError from f() as "ORIGIN: message". Keys and --set text are echoed
+// as typed, so control bytes in them become '?': the message stays one line.
 template <class F>
 auto with_origin(const std::string& origin, F&& f) {
   try {
     return f();
   } catch (const InputError& e) {
-    throw InputError(origin + ": " + e.what());
+    std::string message = origin + ": " + e.what();
+    for (char& c : message)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
+    throw InputError(message);
   }
 }
 
@@ -263,7 +268,7 @@ Config load_config(const fs::path& file) {
   json parsed;
   try {
     parsed = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // syntax, or a number beyond double
     throw InputError(origin + ": " + describe_json_parse_error(e, text));
   }
   const fs::path base_dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
@@ -282,7 +287,10 @@ void apply_override(Config& config, const std::string& assignment) {
     // The value is JSON when it parses as JSON (3e-4, 64, "x"), else the text itself, so
     // out_dir=runs/x needs no quotes; a string key always takes the text as written.
     json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (value.is_discarded() || (is_text_key(section, key) && !value.is_string())) value = text;
+    if (value.is_discarded() || (is_text_key(section, key) && !value.is_string())) {
+      decode_utf8(text, name + " value");  // config.json and checkpoints hold it as JSON, which is UTF-8
+      value = text;
+    }
     Config updated = config;
     set_key(updated, section, key, value, fs::current_path());
     validate_config(updated);

@@ -5,9 +5,18 @@
 
 namespace mg {
 
-std::string describe_json_parse_error(const nlohmann::json::parse_error& error, std::string_view text) {
-  // nlohmann counts `byte` from 1 at the character where parsing stopped.
-  const size_t stop = std::min<size_t>(error.byte > 0 ? error.byte - 1 : 0, text.size());
+std::string describe_json_parse_error(const nlohmann::json::exception& error, std::string_view text) {
+  // nlohmann counts `byte` from 1 at the character where parsing stopped. An overflowing
+  // number (out_of_range 406: "number overflow parsing '1e999'") carries no position, so
+  // the position is that of the quoted number's first occurrence.
+  size_t stop = 0;
+  std::string what = error.what();
+  if (const auto* parse_error = dynamic_cast<const nlohmann::json::parse_error*>(&error)) {
+    stop = parse_error->byte > 0 ? parse_error->byte - 1 : 0;
+  } else if (size_t open = what.find('\''), close = what.rfind('\''); open != std::string::npos && close > open) {
+    stop = text.find(what.substr(open + 1, close - open - 1));
+  }
+  stop = std::min<size_t>(stop, text.size());
   size_t line = 1, column = 1;
   for (size_t i = 0; i < stop; ++i) {
     if (text[i] == '\n') {
@@ -19,10 +28,12 @@ std::string describe_json_parse_error(const nlohmann::json::parse_error& error, 
   }
   // what() reads "[json.exception.parse_error.101] parse error at line 1, column 5: REASON";
   // keep REASON, which nlohmann already writes on one line with control bytes escaped.
-  std::string what = error.what();
+  // Other errors read "[json.exception.out_of_range.406] REASON".
   std::string reason;
   if (size_t at = what.find("column "); at != std::string::npos) {
     if (size_t colon = what.find(": ", at); colon != std::string::npos) reason = what.substr(colon + 2);
+  } else if (size_t bracket = what.find("] "); bracket != std::string::npos) {
+    reason = what.substr(bracket + 2);
   }
   std::string out = "invalid JSON at line " + std::to_string(line) + " column " + std::to_string(column);
   if (!reason.empty()) out += ": " + reason;

@@ -10,8 +10,10 @@
 
 namespace mg {
 
-// "invalid JSON at line L column C: <reason>" for a parse_error raised on `text`.
-std::string describe_json_parse_error(const nlohmann::json::parse_error& error, std::string_view text);
+// "invalid JSON at line L column C: <reason>" for an error json::parse raised on `text`:
+// a parse_error, or the out_of_range of a number too large for a double ("1e999"), which
+// callers must catch too (catch nlohmann::json::exception, the base of both).
+std::string describe_json_parse_error(const nlohmann::json::exception& error, std::string_view text);
 
 // The value as compact JSON, cut to about max_chars with "..." (strings keep their
 // quotes, so `found "abc"` reads as a string); invalid UTF-8 is replaced, never thrown.

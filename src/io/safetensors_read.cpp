@@ -90,7 +90,7 @@ void SafetensorsReader::parse_header(const std::string& header_text) {
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(header_text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // syntax, or a number beyond double
     refuse("header: " + describe_json_parse_error(e, header_text));
   }
   if (!header.is_object()) refuse("header is not a JSON object, found " + json_excerpt(header));

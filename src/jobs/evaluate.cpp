@@ -1,3 +1,5 @@
+// Scoring without training: SPEC's deterministic eval windows, the sampled validation
+// loss the training loop reports, and the probe set's arg-max accuracy.
 #include "jobs/evaluate.h"
 
 #include <algorithm>
@@ -28,17 +30,32 @@ EvalResult evaluate_windows(Gpt& model, std::span<const int32_t> ids) {
   return {total / static_cast<double>(windows * T), windows * T};
 }
 
-double sampled_loss(Gpt& model, std::span<const int32_t> split, int64_t batch_size, int64_t batches, uint64_t seed) {
+namespace {
+
+// Mean loss over `batches` draws of the sampler.
+double mean_sampled_loss(Gpt& model, BatchSampler& sampler, int64_t batches) {
   NoGradGuard no_grad;
-  const int64_t T = model.config().block_size;
-  BatchSampler sampler(split, T, batch_size, seed);
-  std::vector<int32_t> inputs(static_cast<size_t>(batch_size * T)), targets(inputs.size());
+  const int64_t B = sampler.batch_size(), T = sampler.block_size();
+  std::vector<int32_t> inputs(static_cast<size_t>(B * T)), targets(inputs.size());
   double total = 0.0;
   for (int64_t i = 0; i < batches; ++i) {
     sampler.next(inputs, targets);
-    total += model.loss(inputs, targets, batch_size, T).value()[0];
+    total += model.loss(inputs, targets, B, T).value()[0];
   }
   return total / static_cast<double>(batches);
+}
+
+}  // namespace
+
+double sampled_loss(Gpt& model, std::span<const int32_t> split, int64_t batch_size, int64_t batches, uint64_t seed) {
+  BatchSampler sampler(split, model.config().block_size, batch_size, seed);
+  return mean_sampled_loss(model, sampler, batches);
+}
+
+// The sampler shares the split's storage: no copy of the validation ids per evaluation.
+double sampled_loss(Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed) {
+  BatchSampler sampler(split, model.config().block_size, batch_size, seed);
+  return mean_sampled_loss(model, sampler, batches);
 }
 
 double probe_accuracy(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes) {

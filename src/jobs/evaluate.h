@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "data/probe.h"
+#include "data/token_ids.h"
 #include "data/vocab.h"
 #include "nn/gpt.h"
 
@@ -24,6 +25,7 @@ EvalResult evaluate_windows(Gpt& model, std::span<const int32_t> ids);
 // Mean loss over `batches` random batches of the split, drawn by a sampler seeded with
 // `seed` so every evaluation of a run scores the same windows.
 double sampled_loss(Gpt& model, std::span<const int32_t> split, int64_t batch_size, int64_t batches, uint64_t seed);
+double sampled_loss(Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed);
 
 // Share of probe prompts whose arg-max next symbol is the answer (prompts cropped to
 // their last block_size symbols). Items with a symbol outside the vocabulary count wrong.

@@ -1,3 +1,5 @@
+// Checkpoint file <-> live model: load_checkpoint's validated tensors copied into a Gpt,
+// and a model (with its AdamW moments) written back under the SPEC names.
 #include "jobs/model_store.h"
 
 #include "optim/adamw.h"
@@ -7,7 +9,8 @@ namespace mg {
 
 LoadedModel load_model(const std::filesystem::path& path) {
   Checkpoint checkpoint = load_checkpoint(path);
-  Vocab vocab = Vocab::from_symbols(checkpoint.vocab);
+  // Errors name the file: "CKPT: __metadata__.vocab: entry 3 ..."
+  Vocab vocab = Vocab::from_symbols(checkpoint.vocab, path.string() + ": __metadata__.vocab");
   Gpt model(checkpoint.config.model);
   for (auto& [name, var] : model.parameters().all()) {
     auto it = checkpoint.tensors.find(name);
