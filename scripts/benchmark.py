@@ -8,7 +8,10 @@ Each round runs, one after the other: mini-gpt training on configs/default.json 
 (batch 32, T 64), the reference's train-bench at its best BLAS setting (OpenBLAS's OpenMP
 build), mini-gpt sampling with the KV cache, and the reference's sample-bench with and
 without --kv-cache. Alternating the programs spreads the machine's noise over both, and
-only ratios measured in one run mean much. Peak resident memory comes from wait4's rusage
+only ratios measured in one run mean much. Then, in the same sitting, the machine's sgemm
+peak (numpy on OpenBLAS's OpenMP build, large squares, same threads) and `mini-gpt train
+--profile` under each GEMM backend (oneDNN, OpenBLAS, reference): where a step's time goes
+per op family, and the achieved GFLOP/s as a share of that peak. Peak resident memory comes from wait4's rusage
 of each child. Where `/usr/bin/python3 -c 'import torch'` fails, the PyTorch side is
 skipped, saying so. A benchmark, not a test: it never fails on timing.
 """
@@ -52,6 +55,47 @@ def torch_available():
         return False
 
 
+PEAK_SCRIPT = """
+import sys, time
+import numpy as np
+best = 0.0
+for n in (1024, 2048):
+    a = np.random.rand(n, n).astype(np.float32)
+    b = np.random.rand(n, n).astype(np.float32)
+    a @ b
+    for _ in range(3):
+        reps, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < 0.5:
+            a @ b
+            reps += 1
+        best = max(best, 2.0 * n ** 3 * reps / (time.perf_counter() - t0) / 1e9)
+print(best)
+"""
+
+
+def sgemm_peak(threads):
+    """Best float32 GEMM GFLOP/s of numpy on OpenBLAS's OpenMP build at `threads`, or None."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
+               LD_LIBRARY_PATH="/usr/lib/x86_64-linux-gnu/openblas-openmp")
+    try:
+        proc = subprocess.run(["/usr/bin/python3", "-c", PEAK_SCRIPT], capture_output=True, text=True, env=env)
+    except OSError:
+        return None
+    return float(proc.stdout.strip()) if proc.returncode == 0 else None
+
+
+def train_profile(args, backend, steps, out_dir):
+    """Runs `mini-gpt train --profile`; returns {family: (ms/step, share %)}, GEMM and step GFLOP/s."""
+    stdout, _, _ = run([args.binary, "train", "--config", "configs/default.json", "--out", out_dir,
+                        "--max-steps", str(steps), "--threads", str(args.threads), "--backend", backend,
+                        "--profile", "--set", "train.eval_interval=1000000", "--set", 'data.probe_path=""'])
+    families = {m.group(1): (float(m.group(2)), float(m.group(3)))
+                for m in re.finditer(r"^(\S+)\s+([\d.]+)\s+([\d.]+)%\s+[\d.]+$", stdout, re.M)}
+    step_ms = float(re.search(r"\): ([\d.]+) ms/step", stdout).group(1))
+    gflops = re.search(r"GEMMs ([\d.]+), whole step ([\d.]+)", stdout)
+    return families, step_ms, float(gflops.group(1)), float(gflops.group(2))
+
+
 def spread(values):
     med = statistics.median(values)
     return f"{med:,.0f} ({min(values):,.0f}-{max(values):,.0f})"
@@ -64,6 +108,9 @@ def main():
     parser.add_argument("--train-steps", type=int, default=100, help="timed steps per training measurement")
     parser.add_argument("--sample-tokens", type=int, default=63, help="new symbols per sample (63 fits block_size 64)")
     parser.add_argument("--binary", default=os.path.join(ROOT, "build", "mini-gpt"))
+    parser.add_argument("--profile-steps", type=int, default=30, help="steps per profiled run (oneDNN, OpenBLAS)")
+    parser.add_argument("--reference-steps", type=int, default=3, help="steps of the slow reference backend's profile")
+    parser.add_argument("--no-profile", action="store_true", help="skip the sgemm peak and the per-backend profiles")
     parser.add_argument("--reference", default=os.path.join(ROOT, "..", "shared", "reference", "torch_ref.py"))
     args = parser.parse_args()
     if not os.path.exists(args.binary):
@@ -132,6 +179,32 @@ def main():
               f"{statistics.median(results['torch_train_rss']):.0f} | PyTorch/mini-gpt {statistics.median(rss):.2f}x |")
     else:
         print(f"| training peak RSS, MB | {statistics.median(results['ours_train_rss']):.0f} | skipped | - |")
+
+    if args.no_profile:
+        return
+    peak = sgemm_peak(args.threads)
+    print(f"\nsgemm peak, numpy on OpenBLAS (OpenMP build), {args.threads} threads, 1024-2048 squares: "
+          + (f"{peak:.1f} GFLOP/s" if peak else "not measured (numpy unavailable)"))
+    mflop_per_token = 1.41
+    train_gflops = statistics.median(results["ours_train"]) * mflop_per_token / 1e3
+    print(f"training, median of the rounds: {train_gflops:.1f} GFLOP/s at {mflop_per_token} MFLOP/token"
+          + (f" = {100 * train_gflops / peak:.0f}% of the sgemm peak" if peak else ""))
+    profiles = {}
+    for backend in ("onednn", "openblas", "reference"):
+        steps = args.reference_steps if backend == "reference" else args.profile_steps
+        profiles[backend] = train_profile(args, backend, steps, os.path.join(work, f"profile-{backend}"))
+    names = list(profiles["onednn"][0].keys())
+    print(f"\nprofile of a training step (mini-gpt train --profile, {args.threads} threads; "
+          f"{args.profile_steps} steps, reference backend {args.reference_steps}, first step left out)\n")
+    print("| op family | " + " | ".join(f"{b} ms/step (share)" for b in profiles) + " |")
+    print("| --- |" + " --- |" * len(profiles))
+    for name in names:
+        cells = [f"{p[0][name][0]:.2f} ({p[0][name][1]:.1f}%)" for p in profiles.values()]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    print("| step | " + " | ".join(f"{p[1]:.2f}" for p in profiles.values()) + " |")
+    pct = (lambda g: f" ({100 * g / peak:.0f}% of peak)") if peak else (lambda g: "")
+    print("| GEMM GFLOP/s | " + " | ".join(f"{p[2]:.1f}{pct(p[2])}" for p in profiles.values()) + " |")
+    print("| step GFLOP/s | " + " | ".join(f"{p[3]:.1f}{pct(p[3])}" for p in profiles.values()) + " |")
 
 
 if __name__ == "__main__":

@@ -209,6 +209,22 @@ TEST(OnednnGelu, AgreesWithPlainKernelsOnModelShape) {
   expect_close(dx, as_double(dx_p), 2e-6, 1e-5, "dx");
 }
 
+// The overwriting backwards (used when the gradient buffer holds nothing yet) write what
+// the accumulating ones add, whatever garbage the buffer held before.
+TEST(OnednnGelu, OverwritingBackwardsWriteWhatTheAccumulatingOnesAdd) {
+  const int64_t n = 4099;
+  Rng rng(7);
+  std::vector<float> x = uniform(rng, n, -6.0, 6.0), dout = uniform(rng, n, -1.0, 1.0);
+  std::vector<float> added(n, 0.0f), added_p(n, 0.0f);
+  std::vector<float> written(n, std::numeric_limits<float>::quiet_NaN()), written_p(n, 1e30f);
+  gelu_backward_onednn(added.data(), dout.data(), x.data(), n);
+  gelu_backward_onednn_overwrite(written.data(), dout.data(), x.data(), n);
+  gelu_backward(added_p.data(), dout.data(), x.data(), n);
+  gelu_backward_overwrite(written_p.data(), dout.data(), x.data(), n);
+  expect_close(written, as_double(added), 0.0, 0.0, "onednn overwrite");
+  expect_close(written_p, as_double(added_p), 0.0, 0.0, "plain overwrite");
+}
+
 // ---- Causal softmax ------------------------------------------------------------------
 
 // Double weights for scores [batch,Tq,Tk]; query i sees keys s < Tk - Tq + i + 1.
@@ -278,6 +294,25 @@ TEST(OnednnCausalSoftmax, AgreesWithPlainKernelsOnModelShape) {
 }
 
 // ---- Primitive cache ----------------------------------------------------------------
+
+// The fused attention's softmax backward: scale * (what causal_softmax_backward adds to
+// zeros), written over garbage, with exact zeros where the mask hid a key.
+TEST(CausalSoftmaxScaledBackward, IsTheScaledAccumulatingBackwardAndZeroWhereMasked) {
+  const int64_t batch = 3, Tq = 5, Tk = 7;
+  const float scale = 0.3f;
+  Rng rng(8);
+  std::vector<float> scores = uniform(rng, batch * Tq * Tk, -3.0, 3.0), w(batch * Tq * Tk);
+  std::vector<float> dw = uniform(rng, batch * Tq * Tk, -1.0, 1.0);
+  causal_softmax_forward(w.data(), scores.data(), batch, Tq, Tk);
+  std::vector<float> added(w.size(), 0.0f), written(w.size(), std::numeric_limits<float>::quiet_NaN());
+  causal_softmax_backward(added.data(), dw.data(), w.data(), batch, Tq, Tk);
+  causal_softmax_backward_scaled(written.data(), dw.data(), w.data(), batch, Tq, Tk, scale);
+  std::vector<double> want(w.size());
+  for (size_t i = 0; i < w.size(); ++i) want[i] = scale * double(added[i]);
+  expect_close(written, want, 1e-7, 1e-6, "dscores");
+  for (int64_t r = 0; r < batch * Tq; ++r)
+    for (int64_t k = Tk - Tq + r % Tq + 1; k < Tk; ++k) EXPECT_EQ(written[r * Tk + k], 0.0f) << "row " << r;
+}
 
 TEST(OnednnOpsCache, HundredCallsOnOneShapeCreateOnePrimitivePerKernel) {
   // Shapes no other test uses, so each kernel's first call creates exactly one primitive.

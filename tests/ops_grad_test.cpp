@@ -273,6 +273,105 @@ TEST_P(OpsGradTest, AttentionBlockEndToEnd) {
   });
 }
 
+// The fused causal_softmax(q k^T * scale) against finite differences, and against the
+// composed ops it replaces: the same weights and the same gradients up to float rounding.
+TEST_P(OpsGradTest, CausalAttentionWeightsFusedMatchesFiniteDifferencesAndComposedOps) {
+  const float s = 0.35f;
+  check_gradients("attention_weights_square", kCausalSoftmaxTol, {param({2, 3, 5, 4}, 60), param({2, 3, 5, 4}, 61)},
+                  [&](const std::vector<Var>& in) { return causal_attention_weights(in[0], in[1], s); });
+  check_gradients("attention_weights_kv", kCausalSoftmaxTol, {param({2, 2, 3, 4}, 62), param({2, 2, 6, 4}, 63)},
+                  [&](const std::vector<Var>& in) { return causal_attention_weights(in[0], in[1], s); });
+
+  Var q1 = param({2, 2, 6, 4}, 64), k1 = param({2, 2, 6, 4}, 65);
+  Var q2(q1.value().clone(), true), k2(k1.value().clone(), true);
+  const Tensor weights = random_tensor({2, 2, 6, 6}, 66);
+  Var fused = causal_attention_weights(q1, k1, s);
+  Var composed = causal_softmax(scale(matmul(q2, k2, true), s));
+  for (int64_t i = 0; i < fused.value().numel(); ++i) {
+    EXPECT_NEAR(fused.value()[i], composed.value()[i], 1e-6) << "weight " << i;
+    if (composed.value()[i] == 0.0f) EXPECT_EQ(fused.value()[i], 0.0f) << "masked weight " << i;
+  }
+  backward(weighted_sum_op(fused, weights));
+  backward(weighted_sum_op(composed, weights));
+  for (int64_t i = 0; i < q1.value().numel(); ++i) {
+    EXPECT_NEAR(q1.grad()[i], q2.grad()[i], 1e-5) << "dq " << i;
+    EXPECT_NEAR(k1.grad()[i], k2.grad()[i], 1e-5) << "dk " << i;
+  }
+}
+
+// residual + x W^T + b in one op, against finite differences and against add(residual, linear).
+TEST_P(OpsGradTest, LinearResidualMatchesFiniteDifferencesAndComposedOps) {
+  check_gradients("linear_residual", kLinearTol,
+                  {param({2, 3, 4}, 70), param({2, 3, 5}, 71), param({4, 5}, 72), param({4}, 73)},
+                  [](const std::vector<Var>& in) { return linear_residual(in[0], in[1], in[2], in[3]); });
+  check_gradients("linear_residual_no_bias", kLinearTol, {param({6, 4}, 74), param({6, 5}, 75), param({4, 5}, 76)},
+                  [](const std::vector<Var>& in) { return linear_residual(in[0], in[1], in[2]); });
+  const Tensor r = random_tensor({6, 4}, 77), x = random_tensor({6, 5}, 78), w = random_tensor({4, 5}, 79);
+  Var fused = linear_residual(Var(r), Var(x), Var(w));
+  Var composed = add(Var(r), linear(Var(x), Var(w)));
+  for (int64_t i = 0; i < fused.value().numel(); ++i) EXPECT_NEAR(fused.value()[i], composed.value()[i], 1e-5);
+}
+
+// The fused QKV projection with RoPE, against finite differences (through select, so the
+// view op's backward is covered too) and against linear -> split_heads -> rope.
+TEST_P(OpsGradTest, QkvHeadsMatchesFiniteDifferencesAndComposedOps) {
+  constexpr int64_t H = 2, d = 4, D = H * d, T = 5;
+  const RopeTable table = make_rope_table(T + 2, d, 10000.0);
+  std::vector<Var> inputs{param({2, T, D}, 80), param({D, D}, 81, 0.5), param({D, D}, 82, 0.5),
+                          param({D, D}, 83, 0.5)};
+  check_gradients("qkv_heads_rope", kRopeTol, inputs, [&](const std::vector<Var>& in) {
+    return qkv_heads(in[0], in[1], in[2], in[3], H, &table, 2);
+  });
+  // Fresh leaves: the check above left its gradients in `inputs`.
+  check_gradients("qkv_heads_select", kRopeTol,
+                  {param({2, T, D}, 84), param({D, D}, 85, 0.5), param({D, D}, 86, 0.5), param({D, D}, 87, 0.5)},
+                  [&](const std::vector<Var>& in) {
+    Var qkv = qkv_heads(in[0], in[1], in[2], in[3], H);
+    return add(select(qkv, 2), scale(select(qkv, 0), -0.5f));  // k gets no gradient: stays 0
+  });
+
+  Var fused = qkv_heads(inputs[0], inputs[1], inputs[2], inputs[3], H, &table, 2);
+  const int64_t part = 2 * H * T * d;
+  for (int64_t which = 0; which < 3; ++which) {
+    Var composed = split_heads(linear(inputs[0], inputs[1 + which]), H);
+    if (which < 2) composed = rope(composed, table, 2);
+    for (int64_t i = 0; i < part; ++i)
+      EXPECT_NEAR(fused.value()[which * part + i], composed.value()[i], 1e-5) << "part " << which << " element " << i;
+  }
+}
+
+// zero_grad writes no zeros; grad() does, when read; grad_sink tells the first writer to
+// overwrite and every later one to add, so a step that mixes both is still a sum.
+TEST(OpsGraphTest, ZeroGradIsLazyAndGradSinkOverwritesOnlyTheFirstWrite) {
+  Var x(Tensor::from({3}, {1, 2, 3}), true);
+  bool accumulate = true;
+  float* g = x.grad_sink(accumulate);
+  EXPECT_FALSE(accumulate);  // never written: the caller overwrites
+  g[0] = 5, g[1] = 6, g[2] = 7;
+  g = x.grad_sink(accumulate);
+  EXPECT_TRUE(accumulate);  // written this step: the caller adds
+  x.zero_grad();
+  EXPECT_EQ(x.grad().data(), g) << "zero_grad keeps the buffer";
+  EXPECT_EQ(x.grad()[1], 0.0f) << "grad() after zero_grad reads zeros";
+  x.zero_grad();
+  x.grad_sink(accumulate);
+  EXPECT_FALSE(accumulate) << "zeroed and untouched: the first write may overwrite";
+
+  // A linear layer's weight used twice: the first backward overwrites, the second adds.
+  Var w = param({2, 3}, 67);
+  Var in = param({4, 3}, 68);
+  w.grad().fill(123.0f);  // stale garbage from an earlier step
+  w.zero_grad();
+  Var out = add(linear(in, w), linear(in, w));
+  backward(weighted_sum_op(out, Tensor::full({4, 2}, 1.0f)));
+  for (int64_t o = 0; o < 2; ++o)
+    for (int64_t i = 0; i < 3; ++i) {
+      double column_sum = 0.0;
+      for (int64_t r = 0; r < 4; ++r) column_sum += in.value()[r * 3 + i];
+      EXPECT_NEAR(w.grad()[o * 3 + i], 2.0 * column_sum, 1e-5);  // dW = 2 * ones^T in
+    }
+}
+
 // ---- graph bookkeeping ----------------------------------------------------------------
 
 TEST(OpsGraphTest, BackwardFreesTheGraphAndLeavesLeafGradients) {

@@ -20,6 +20,12 @@ Var matmul(const Var& a, const Var& b, bool transpose_b = false);
 // x [...,in] @ weight^T + bias: weight [out,in] as PyTorch stores it, bias [out] or undefined.
 Var linear(const Var& x, const Var& weight, const Var& bias = Var());
 
+// residual + x @ weight^T + bias in one op: a linear layer whose output joins the residual
+// stream (attention's out projection, the MLP's second layer). The GEMM accumulates onto a
+// copy of the residual, so the layer's own output is never stored, and the residual's
+// gradient is the upstream gradient itself, handed over without a copy.
+Var linear_residual(const Var& residual, const Var& x, const Var& weight, const Var& bias = Var());
+
 // a + b with b either a's shape or a's trailing axes (a bias broadcast over leading ones).
 Var add(const Var& a, const Var& b);
 
@@ -41,6 +47,17 @@ Var split_heads(const Var& x, int64_t n_head);
 // [B,H,T,d] -> [B,T,D], the exact inverse of split_heads.
 Var merge_heads(const Var& x);
 
+// The attention's three projections in one op: x [B,T,D] @ [Wq;Wk;Wv]^T as one GEMM of
+// width 3D, split into heads and (with a table) RoPE-rotated on the way out:
+//   out [3,B,H,T,d] = (rope(split_heads(x Wq^T)), rope(split_heads(x Wk^T)), split_heads(x Wv^T)).
+// The weights stay three [D,D] parameters (their SPEC names); they are packed per call.
+// Take q, k and v out with select(out, 0/1/2).
+Var qkv_heads(const Var& x, const Var& wq, const Var& wk, const Var& wv, int64_t n_head,
+              const RopeTable* rope_table = nullptr, int64_t position_offset = 0);
+
+// x[index] along the leading axis: [N,...] -> [...], a view sharing x's storage (no copy).
+Var select(const Var& x, int64_t index);
+
 // x [B,H,T,d]: rotates the pair (x[2i], x[2i+1]) of position p by angle (p + offset) * base^(-2i/d),
 // angles from table (which must cover offset + T positions).
 Var rope(const Var& x, const RopeTable& table, int64_t position_offset = 0);
@@ -49,6 +66,11 @@ Var rope(const Var& x, const RopeTable& table, int64_t position_offset = 0);
 // query row i sits at absolute position (Tk - Tq + i), so key s is visible when s <= Tk - Tq + i.
 // Masked weights are exactly 0. This is the `projected_weights` of inspect-heads.
 Var causal_softmax(const Var& scores);
+
+// Fused attention weights: causal_softmax(q @ k^T * scale) for q [...,Tq,d], k [...,Tk,d]
+// (leading axes equal) -> [...,Tq,Tk]. One GEMM with the scale as its alpha, the softmax in
+// place, and only the weights kept for the backward: no scores tensor, no scale pass.
+Var causal_attention_weights(const Var& q, const Var& k, float scale);
 
 // Mean over rows of -log softmax(logits)[target]: logits [...,V], targets one per row.
 // A scalar [1]. Fused log-softmax: max-subtracted, stable for |logits| ~ 1e4.

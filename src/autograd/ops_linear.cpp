@@ -9,6 +9,7 @@
 
 #include "autograd/ops.h"
 #include "kernels/gemm.h"
+#include "kernels/profile.h"
 #include "tensor/error.h"
 
 namespace mg {
@@ -28,26 +29,42 @@ void batched_gemm(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t 
   gemm(g);
 }
 
-// dst[c] += sum over r of src[r,c], src [rows,cols]. Each column sums its rows in order,
-// so the result is the same for every thread count.
-void add_row_sums(float* dst, const float* src, int64_t rows, int64_t cols) {
+// dst[c] (+)= sum over r of src[r,c], src [rows,cols]. Each column sums its rows in
+// order, so the result is the same for every thread count. The columns are walked in
+// blocks of 16 (one cache line of each row), the sums kept in registers across rows.
+void add_row_sums(float* dst, const float* src, int64_t rows, int64_t cols, bool accumulate = true) {
+  constexpr int64_t kBlock = 16;
+  const int64_t blocks = (cols + kBlock - 1) / kBlock;
 #pragma omp parallel for if (rows * cols > kParallelWork)
-  for (int64_t c = 0; c < cols; ++c) {
-    float sum = 0.0f;
-    for (int64_t r = 0; r < rows; ++r) sum += src[r * cols + c];
-    dst[c] += sum;
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    const int64_t begin = blk * kBlock, width = std::min(kBlock, cols - begin);
+    float sum[kBlock] = {};
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* row = src + r * cols + begin;
+      for (int64_t j = 0; j < width; ++j) sum[j] += row[j];
+    }
+    for (int64_t j = 0; j < width; ++j) dst[begin + j] = (accumulate ? dst[begin + j] : 0.0f) + sum[j];
   }
 }
 
-// dst[i] += factor * src[i].
-void add_scaled(float* dst, const float* src, float factor, int64_t n) {
-#pragma omp parallel for if (n > kParallelWork)
-  for (int64_t i = 0; i < n; ++i) dst[i] += factor * src[i];
+// dst[i] (+)= factor * src[i].
+void add_scaled(float* dst, const float* src, float factor, int64_t n, bool accumulate = true) {
+  if (accumulate) {
+#pragma omp parallel for simd if (n > kParallelWork)
+    for (int64_t i = 0; i < n; ++i) dst[i] += factor * src[i];
+  } else {
+#pragma omp parallel for simd if (n > kParallelWork)
+    for (int64_t i = 0; i < n; ++i) dst[i] = factor * src[i];
+  }
 }
+
+// The GEMM's beta for a gradient that is added into (1) or written fresh (0).
+float beta_for(bool accumulate) { return accumulate ? 1.0f : 0.0f; }
 
 }  // namespace
 
 Var matmul(const Var& a, const Var& b, bool transpose_b) {
+  ProfileScope scope(OpFamily::attention);  // the model's only matmuls are attention's
   const Shape& sa = a.shape();
   const Shape& sb = b.shape();
   const std::string both = "matmul: a " + shape_str(sa) + " and b" + (transpose_b ? "^T " : " ") + shape_str(sb);
@@ -71,14 +88,21 @@ Var matmul(const Var& a, const Var& b, bool transpose_b) {
   batched_gemm(false, transpose_b, batch, M, N, K, a.value().data(), b.value().data(), 0.0f, out.data());
 
   return make_result(out, {a, b}, [a = a, b = b, transpose_b, batch, M, N, K](const Tensor& dout) mutable {
-    // out = a @ op(b): da = dout @ op(b)^T, d op(b) = a^T @ dout.
-    if (a.requires_grad())  // da [M,K] += dout [M,N] @ op(b)^T
-      batched_gemm(false, !transpose_b, batch, M, K, N, dout.data(), b.value().data(), 1.0f, a.grad().data());
+    ProfileScope scope(OpFamily::attention);
+    // out = a @ op(b): da = dout @ op(b)^T, d op(b) = a^T @ dout. A gradient not yet
+    // written this step is overwritten (beta 0) rather than zeroed and added to.
+    bool accumulate = false;
+    if (a.requires_grad()) {  // da [M,K] += dout [M,N] @ op(b)^T
+      float* da = a.grad_sink(accumulate);
+      batched_gemm(false, !transpose_b, batch, M, K, N, dout.data(), b.value().data(), beta_for(accumulate), da);
+    }
     if (b.requires_grad()) {
+      // A shared 2-D b was folded into one product (batch 1); else entries are disjoint.
+      float* db = b.grad_sink(accumulate);
       if (transpose_b)  // db [N,K] += dout^T [N,M] @ a [M,K]
-        batched_gemm(true, false, batch, N, K, M, dout.data(), a.value().data(), 1.0f, b.grad().data());
+        batched_gemm(true, false, batch, N, K, M, dout.data(), a.value().data(), beta_for(accumulate), db);
       else  // db [K,N] += a^T [K,M] @ dout [M,N]
-        batched_gemm(true, false, batch, K, N, M, a.value().data(), dout.data(), 1.0f, b.grad().data());
+        batched_gemm(true, false, batch, K, N, M, a.value().data(), dout.data(), beta_for(accumulate), db);
     }
   });
 }
@@ -94,6 +118,7 @@ Var linear(const Var& x, const Var& weight, const Var& bias) {
     throw ShapeError("linear: bias " + shape_str(bias.shape()) + " does not fit weight " + shape_str(sw) +
                      " (expected [" + std::to_string(out_width) + "])");
   const int64_t rows = x.value().numel() / in;
+  ProfileScope scope(OpFamily::other);  // the bias; the product is charged to GEMM
 
   Shape out_shape = sx;
   out_shape.back() = out_width;
@@ -109,13 +134,72 @@ Var linear(const Var& x, const Var& weight, const Var& bias) {
   std::vector<Var> inputs{x, weight};
   if (bias.defined()) inputs.push_back(bias);
   return make_result(out, std::move(inputs), [x = x, weight = weight, bias = bias, rows, in, out_width](const Tensor& dout) mutable {
-    // out [rows,out] = x [rows,in] @ W^T + b.
-    if (x.requires_grad())  // dx [rows,in] += dout [rows,out] @ W [out,in]
-      batched_gemm(false, false, 1, rows, in, out_width, dout.data(), weight.value().data(), 1.0f, x.grad().data());
-    if (weight.requires_grad())  // dW [out,in] += dout^T [out,rows] @ x [rows,in]
-      batched_gemm(true, false, 1, out_width, in, rows, dout.data(), x.value().data(), 1.0f, weight.grad().data());
-    if (bias.requires_grad())  // db [out] += sum over rows of dout
-      add_row_sums(bias.grad().data(), dout.data(), rows, out_width);
+    ProfileScope scope(OpFamily::other);
+    // out [rows,out] = x [rows,in] @ W^T + b. Gradients not yet written are overwritten.
+    bool accumulate = false;
+    if (x.requires_grad()) {  // dx [rows,in] += dout [rows,out] @ W [out,in]
+      float* dx = x.grad_sink(accumulate);
+      batched_gemm(false, false, 1, rows, in, out_width, dout.data(), weight.value().data(), beta_for(accumulate), dx);
+    }
+    if (weight.requires_grad()) {  // dW [out,in] += dout^T [out,rows] @ x [rows,in]
+      float* dweight = weight.grad_sink(accumulate);
+      batched_gemm(true, false, 1, out_width, in, rows, dout.data(), x.value().data(), beta_for(accumulate), dweight);
+    }
+    if (bias.requires_grad()) {  // db [out] += sum over rows of dout
+      float* dbias = bias.grad_sink(accumulate);
+      add_row_sums(dbias, dout.data(), rows, out_width, accumulate);
+    }
+  });
+}
+
+Var linear_residual(const Var& residual, const Var& x, const Var& weight, const Var& bias) {
+  const Shape& sx = x.shape();
+  const Shape& sw = weight.shape();
+  if (sx.empty() || sw.size() != 2 || sw[1] != sx.back())
+    throw ShapeError("linear_residual: x " + shape_str(sx) + " does not fit weight " + shape_str(sw) +
+                     " (expected weight [out," + std::to_string(sx.empty() ? 0 : sx.back()) + "])");
+  const int64_t in = sw[1], out_width = sw[0];
+  Shape out_shape = sx;
+  out_shape.back() = out_width;
+  if (residual.shape() != out_shape)
+    throw ShapeError("linear_residual: residual " + shape_str(residual.shape()) + " does not fit the output " +
+                     shape_str(out_shape));
+  if (bias.defined() && bias.shape() != Shape{out_width})
+    throw ShapeError("linear_residual: bias " + shape_str(bias.shape()) + " does not fit weight " + shape_str(sw) +
+                     " (expected [" + std::to_string(out_width) + "])");
+  const int64_t rows = x.value().numel() / in;
+  ProfileScope scope(OpFamily::other);
+
+  // out [rows,out] starts as residual (+ bias), then the GEMM adds x W^T on top (beta = 1).
+  Tensor out = Tensor::empty(out_shape);
+  const float* r = residual.value().data();
+  const float* b = bias.defined() ? bias.value().data() : nullptr;
+  float* o = out.data();
+#pragma omp parallel for if (rows * out_width > kParallelWork)
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < out_width; ++j) o[i * out_width + j] = r[i * out_width + j] + (b ? b[j] : 0.0f);
+  batched_gemm(false, true, 1, rows, out_width, in, x.value().data(), weight.value().data(), 1.0f, out.data());
+
+  std::vector<Var> inputs{residual, x, weight};
+  if (bias.defined()) inputs.push_back(bias);
+  return make_result(out, std::move(inputs),
+                     [residual = residual, x = x, weight = weight, bias = bias, rows, in, out_width](const Tensor& dout) mutable {
+    ProfileScope scope(OpFamily::other);
+    bool accumulate = false;
+    if (x.requires_grad()) {  // dx [rows,in] += dout [rows,out] @ W [out,in]
+      float* dx = x.grad_sink(accumulate);
+      batched_gemm(false, false, 1, rows, in, out_width, dout.data(), weight.value().data(), beta_for(accumulate), dx);
+    }
+    if (weight.requires_grad()) {  // dW [out,in] += dout^T [out,rows] @ x [rows,in]
+      float* dweight = weight.grad_sink(accumulate);
+      batched_gemm(true, false, 1, out_width, in, rows, dout.data(), x.value().data(), beta_for(accumulate), dweight);
+    }
+    if (bias.requires_grad()) {  // db [out] += sum over rows of dout
+      float* dbias = bias.grad_sink(accumulate);
+      add_row_sums(dbias, dout.data(), rows, out_width, accumulate);
+    }
+    // d residual = dout: last, since it may hand dout's storage over to the residual.
+    if (residual.requires_grad()) residual.accumulate_grad(dout);
   });
 }
 
@@ -129,6 +213,7 @@ Var add(const Var& a, const Var& b) {
   const int64_t cols = b.value().numel();
   const int64_t n = a.value().numel();
   const int64_t rows = cols == 0 ? 0 : n / cols;
+  ProfileScope scope(OpFamily::other);
 
   Tensor out = Tensor::empty(sa);
   const float* pa = a.value().data();
@@ -139,13 +224,22 @@ Var add(const Var& a, const Var& b) {
     for (int64_t c = 0; c < cols; ++c) po[r * cols + c] = pa[r * cols + c] + pb[c];
 
   return make_result(out, {a, b}, [a = a, b = b, rows, cols](const Tensor& dout) mutable {
+    ProfileScope scope(OpFamily::other);
     // d(a + b) = dout for a; for a broadcast b, the sum of dout over the rows it was added to.
-    if (a.requires_grad()) add_scaled(a.grad().data(), dout.data(), 1.0f, dout.numel());
-    if (b.requires_grad()) add_row_sums(b.grad().data(), dout.data(), rows, cols);
+    bool accumulate = false;
+    if (a.requires_grad()) {
+      float* da = a.grad_sink(accumulate);
+      add_scaled(da, dout.data(), 1.0f, dout.numel(), accumulate);
+    }
+    if (b.requires_grad()) {
+      float* db = b.grad_sink(accumulate);
+      add_row_sums(db, dout.data(), rows, cols, accumulate);
+    }
   });
 }
 
 Var scale(const Var& x, float factor) {
+  ProfileScope scope(OpFamily::attention);
   const int64_t n = x.value().numel();
   Tensor out = Tensor::empty(x.shape());
   const float* px = x.value().data();
@@ -154,7 +248,10 @@ Var scale(const Var& x, float factor) {
   for (int64_t i = 0; i < n; ++i) po[i] = factor * px[i];
 
   return make_result(out, {x}, [x = x, factor](const Tensor& dout) mutable {
-    add_scaled(x.grad().data(), dout.data(), factor, dout.numel());  // d(f x) = f dout
+    ProfileScope scope(OpFamily::attention);
+    bool accumulate = false;
+    float* dx = x.grad_sink(accumulate);
+    add_scaled(dx, dout.data(), factor, dout.numel(), accumulate);  // d(f x) = f dout
   });
 }
 

@@ -7,6 +7,7 @@
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
 #include "kernels/onednn_ops.h"
+#include "kernels/profile.h"
 #include "kernels/runtime.h"
 #include "tensor/error.h"
 
@@ -29,6 +30,7 @@ Var layer_norm(const Var& x, const Var& weight, const Var& bias, float eps) {
     throw ShapeError("layer_norm: x " + shape_str(s) + " needs weight and bias [" + std::to_string(D) +
                      "], found weight " + shape_str(weight.shape()) + " and bias " + shape_str(bias.shape()));
   const int64_t rows = D == 0 ? 0 : x.value().numel() / D;
+  ProfileScope scope(OpFamily::layernorm);
 
   Tensor out = Tensor::empty(s);
   Tensor mean = Tensor::empty({rows});  // per-row statistics the backward reuses
@@ -38,6 +40,7 @@ Var layer_norm(const Var& x, const Var& weight, const Var& bias, float eps) {
                                                                  bias.value().data(), rows, D, eps);
 
   return make_result(out, {x, weight, bias}, [x = x, weight = weight, bias = bias, mean, rstd, rows, D](const Tensor& dout) mutable {
+    ProfileScope scope(OpFamily::layernorm);
     // Null pointers tell the kernel to skip a gradient nobody asked for.
     (use_onednn() ? layernorm_backward_onednn : layernorm_backward)(x.requires_grad() ? x.grad().data() : nullptr,
                        weight.requires_grad() ? weight.grad().data() : nullptr,
@@ -47,17 +50,25 @@ Var layer_norm(const Var& x, const Var& weight, const Var& bias, float eps) {
 }
 
 Var gelu(const Var& x) {
+  ProfileScope scope(OpFamily::gelu);
   Tensor out = Tensor::empty(x.shape());
   (use_onednn() ? gelu_forward_onednn : gelu_forward)(out.data(), x.value().data(), out.numel());
   return make_result(out, {x}, [x = x](const Tensor& dout) mutable {
-    (use_onednn() ? gelu_backward_onednn : gelu_backward)(x.grad().data(), dout.data(), x.value().data(),
-                                                          dout.numel());
+    ProfileScope scope(OpFamily::gelu);
+    bool accumulate = false;
+    float* dx = x.grad_sink(accumulate);
+    if (accumulate)
+      (use_onednn() ? gelu_backward_onednn : gelu_backward)(dx, dout.data(), x.value().data(), dout.numel());
+    else
+      (use_onednn() ? gelu_backward_onednn_overwrite : gelu_backward_overwrite)(dx, dout.data(), x.value().data(),
+                                                                                dout.numel());
   });
 }
 
 Var dropout(const Var& x, float p, Rng& rng) {
   if (!(p >= 0.0f && p < 1.0f)) throw InputError("dropout: probability must be in [0, 1), found " + std::to_string(p));
   if (p == 0.0f) return x;  // the identity: no new node, no random draws
+  ProfileScope scope(OpFamily::other);
 
   // mask [same shape as x]: 0 for a dropped element, 1/(1-p) for a survivor, so the
   // expected value of every element is unchanged. Drawn in element order from rng.

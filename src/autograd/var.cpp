@@ -1,5 +1,7 @@
 #include "autograd/var.h"
 
+#include <algorithm>
+#include <string>
 #include <unordered_set>
 
 #include "tensor/error.h"
@@ -26,12 +28,46 @@ bool Var::requires_grad() const { return node_ && node_->requires_grad; }
 
 Tensor& Var::grad() {
   MG_CHECK(node_, "grad() of an undefined Var");
-  if (!node_->grad.defined()) node_->grad = Tensor::zeros(node_->value.shape());
+  if (!node_->grad.defined()) {
+    node_->grad = Tensor::zeros(node_->value.shape());
+  } else if (node_->grad_is_zero) {
+    node_->grad.fill(0.0f);
+  }
+  node_->grad_is_zero = false;
   return node_->grad;
 }
 bool Var::has_grad() const { return node_ && node_->grad.defined(); }
 void Var::zero_grad() {
-  if (has_grad()) node_->grad.fill(0.0f);
+  if (has_grad()) node_->grad_is_zero = true;
+}
+
+float* Var::grad_sink(bool& accumulate) {
+  MG_CHECK(node_, "grad_sink() of an undefined Var");
+  accumulate = node_->grad.defined() && !node_->grad_is_zero;
+  if (!node_->grad.defined()) node_->grad = Tensor::empty(node_->value.shape());
+  node_->grad_is_zero = false;
+  return node_->grad.data();
+}
+
+void Var::accumulate_grad(const Tensor& g) {
+  MG_CHECK(node_ && g.shape() == node_->value.shape(),
+           "accumulate_grad: gradient " + shape_str(g.shape()) + " for a value of " +
+               (node_ ? shape_str(node_->value.shape()) : std::string("an undefined Var")));
+  if (!node_->grad.defined()) {
+    node_->grad = g;  // shares the storage: no copy
+    node_->grad_is_zero = false;
+    return;
+  }
+  bool accumulate = false;
+  float* dst = grad_sink(accumulate);
+  const float* src = g.data();
+  const int64_t n = g.numel();
+  if (accumulate) {
+#pragma omp parallel for simd if (n > (1 << 15))
+    for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
+  } else {
+    std::copy(src, src + n, dst);
+  }
 }
 
 Var make_result(Tensor value, std::vector<Var> inputs, BackwardFn backward) {
@@ -52,18 +88,20 @@ void backward(const Var& root) {
   MG_CHECK(root.defined() && root.value().numel() == 1, "backward() needs a one-element root");
   if (!root.requires_grad()) return;
 
-  // Iterative depth-first post-order: every node comes after all of its inputs.
-  std::vector<Node*> order;
+  // Iterative depth-first post-order: every node comes after all of its inputs. The
+  // order holds handles, so a node outlives its consumers' release until its own turn.
+  std::vector<Var> order;
   std::unordered_set<Node*> seen;
-  std::vector<std::pair<Node*, size_t>> stack{{root.node(), 0}};
+  std::vector<std::pair<Var, size_t>> stack{{root, 0}};
   seen.insert(root.node());
   while (!stack.empty()) {
-    auto& [node, next] = stack.back();
+    auto& [var, next] = stack.back();
+    Node* node = var.node();
     if (next < node->inputs.size()) {
-      Node* in = node->inputs[next++].node();
-      if (in->requires_grad && seen.insert(in).second) stack.push_back({in, 0});
+      const Var& in = node->inputs[next++];
+      if (in.requires_grad() && seen.insert(in.node()).second) stack.push_back({in, 0});
     } else {
-      order.push_back(node);
+      order.push_back(std::move(var));
       stack.pop_back();
     }
   }
@@ -71,16 +109,14 @@ void backward(const Var& root) {
   Var seed = root;
   seed.grad().fill(1.0f);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    Node* node = *it;
-    if (node->backward && node->grad.defined()) node->backward(node->grad);
-  }
-  // Free the graph: interior results let go of their inputs, saved tensors and grads.
-  for (Node* node : order) {
-    if (node->backward) {
-      node->backward = nullptr;
-      node->inputs.clear();
-      node->grad = Tensor();
-    }
+    Node* node = it->node();
+    if (!node->backward) continue;  // a leaf: its gradient is the result
+    if (node->grad.defined()) node->backward(node->grad);
+    // Every consumer has run: free this interior node's share of the graph now.
+    node->backward = nullptr;
+    node->inputs.clear();
+    node->grad = Tensor();
+    *it = Var();
   }
 }
 

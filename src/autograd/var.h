@@ -30,7 +30,19 @@ class Var {
   // The gradient, allocated as zeros on first use; ops accumulate into it (+=).
   Tensor& grad();
   bool has_grad() const;
-  void zero_grad();  // keeps the buffer, fills it with zeros
+  // Keeps the buffer and marks it zero. The zeros are written lazily: by grad(), or not
+  // at all when the first backward to reach it overwrites it (grad_sink).
+  void zero_grad();
+
+  // For a backward that writes its whole share in one pass (a GEMM, a row sum): the
+  // gradient buffer, and in `accumulate` whether to add into it (true) or overwrite it
+  // (false: it holds no gradient yet, so no zero fill was spent on it). An overwriting
+  // caller must write every element.
+  float* grad_sink(bool& accumulate);
+  // grad += g. A Var with no gradient buffer yet takes g's storage as its gradient instead
+  // of copying it, so g must be a tensor nobody writes again (an op's dout, whose node is
+  // done with it once its backward returns).
+  void accumulate_grad(const Tensor& g);
 
   Node* node() const { return node_.get(); }
 
@@ -45,6 +57,7 @@ using BackwardFn = std::function<void(const Tensor& dout)>;
 struct Node {
   Tensor value;
   Tensor grad;
+  bool grad_is_zero = false;  // grad's buffer is held but stands for zeros not yet written
   bool requires_grad = false;
   std::vector<Var> inputs;  // what the backward sends gradient to
   BackwardFn backward;
@@ -55,8 +68,10 @@ struct Node {
 // backward (with everything it captured) is dropped at once.
 Var make_result(Tensor value, std::vector<Var> inputs, BackwardFn backward);
 
-// Seeds d(root) = 1 (root must hold one element), sweeps the graph in reverse
-// topological order, then frees it: interior nodes drop their inputs and backward.
+// Seeds d(root) = 1 (root must hold one element) and sweeps the graph in reverse
+// topological order, freeing it on the way: once a node's backward has run, every
+// consumer of it already has, so it drops its gradient, inputs and backward (and with
+// them the activations it saved) at once, and the next backward reuses that memory.
 void backward(const Var& root);
 
 // While alive, ops record nothing and keep no activations (inference).

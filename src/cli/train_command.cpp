@@ -3,10 +3,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <string>
 
 #include "cli/commands.h"
 #include "io/config.h"
@@ -67,7 +70,43 @@ struct TrainOptions {
   int64_t max_steps = -1, seed = -1;
   std::vector<std::string> sets;
   ComputeOptions compute;
+  bool profile = false;
 };
+
+// A line "Key:   1234 kB" of /proc/self/status, in MB (0 where absent).
+double status_mb(const char* key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key, 0) == 0) return std::stod(line.substr(line.find(':') + 1)) / 1024.0;
+  return 0.0;
+}
+
+// The profile table: per op family ms/step and share of the step, then the GEMMs'
+// achieved GFLOP/s (their FLOPs over their own time) and the whole step's (the same
+// FLOPs over the step time), and where the memory went.
+void print_profile(const ProfileReport& r, const TensorPoolStats& pool, int64_t tokens_per_step) {
+  const double steps = static_cast<double>(std::max<int64_t>(r.steps, 1));
+  std::printf("\nprofile over %lld steps (%lld tokens each): %.2f ms/step\n", static_cast<long long>(r.steps),
+              static_cast<long long>(tokens_per_step), 1e3 * r.total_seconds / steps);
+  std::printf("%-10s %10s %7s %12s\n", "family", "ms/step", "share", "calls/step");
+  for (int f = 0; f < kOpFamilyCount; ++f) {
+    const auto& fam = r.families[f];
+    std::printf("%-10s %10.3f %6.1f%% %12.1f\n", std::string(op_family_name(static_cast<OpFamily>(f))).c_str(),
+                1e3 * fam.seconds / steps, r.total_seconds > 0 ? 100.0 * fam.seconds / r.total_seconds : 0.0,
+                static_cast<double>(fam.calls) / steps);
+  }
+  const double gemm_s = r.families[static_cast<int>(OpFamily::gemm)].seconds;
+  std::printf("GEMM FLOPs %.3f GFLOP/step (%.3f MFLOP/token)\n", r.gemm_flops / steps / 1e9,
+              r.gemm_flops / steps / static_cast<double>(tokens_per_step) / 1e6);
+  std::printf("achieved GFLOP/s: GEMMs %.1f, whole step %.1f\n", gemm_s > 0 ? r.gemm_flops / gemm_s / 1e9 : 0.0,
+              r.total_seconds > 0 ? r.gemm_flops / r.total_seconds / 1e9 : 0.0);
+  std::printf("memory: peak RSS %.1f MB, now %.1f MB (anonymous %.1f, files %.1f); tensor pool: peak in use "
+              "%.1f MB, held %.1f MB, %lld misses\n",
+              status_mb("VmHWM:"), status_mb("VmRSS:"), status_mb("RssAnon:"), status_mb("RssFile:"),
+              static_cast<double>(pool.peak_bytes_in_use) / (1 << 20), static_cast<double>(pool.bytes_held) / (1 << 20),
+              static_cast<long long>(pool.misses));
+}
 
 }  // namespace
 
@@ -86,6 +125,8 @@ Run add_train_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   options->compute.add_to(*cmd);
   cmd->add_option("--set", options->sets, "Override any config key: section.key=value (repeatable)");
+  cmd->add_flag("--profile", options->profile,
+                "After the run, print where a training step's time went per op family, and GFLOP/s");
   cmd->footer(
       "Writes DIR/config.json, DIR/metrics.jsonl, DIR/latest.safetensors and DIR/best.safetensors.\n"
       "Ctrl-C finishes the current step, writes latest.safetensors and exits 130.");
@@ -106,6 +147,7 @@ Run add_train_command(CLI::App& app) {
     ProgressPrinter printer;
     request.on_progress = [&printer](const TrainProgress& p) { printer(p); };
     request.stop_requested = &g_stop_requested;
+    request.profile = options->profile;
     std::signal(SIGINT, on_sigint);
 
     TrainResult result = train(request);
@@ -122,6 +164,8 @@ Run add_train_command(CLI::App& app) {
     if (result.best_val_loss) std::printf("best val loss %.4f\n", *result.best_val_loss);
     if (result.probe_accuracy) std::printf("probe accuracy %.4f\n", *result.probe_accuracy);
     std::printf("run directory %s\n", result.run_dir.c_str());
+    if (result.profile)
+      print_profile(*result.profile, result.tensor_pool, config.train.batch_size * config.model.block_size);
     return kExitOk;
   };
 }

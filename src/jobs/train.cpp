@@ -1,13 +1,19 @@
 #include "jobs/train.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "data/batch_sampler.h"
 #include "data/corpus.h"
 #include "data/probe.h"
+#include "io/memory_budget.h"
 #include "jobs/evaluate.h"
 #include "jobs/model_store.h"
 #include "kernels/runtime.h"
@@ -24,24 +30,93 @@ using Clock = std::chrono::steady_clock;
 // val losses of a run score the same windows and are comparable.
 constexpr uint64_t kValidationSeedOffset = 0x5eed0fe7a1ULL;
 
+// The files a run directory holds. Each is replaced through a hidden temporary beside
+// it, ".NAME.tmp" (write_text_file below) or ".NAME.tmp.PID" (write_safetensors), and
+// ".write-test" probes the folder; a SIGKILL or a power cut between such a file's
+// creation and its rename or removal leaves it behind.
+constexpr const char* kRunFiles[] = {"latest.safetensors", "best.safetensors", "metrics.jsonl", "config.json"};
+constexpr const char* kWriteProbe = ".write-test";
+
+bool is_temporary_file_name(const std::string& name) {
+  if (name == kWriteProbe) return true;
+  for (const char* run_file : kRunFiles) {
+    const std::string prefix = std::string(".") + run_file + ".tmp";
+    if (name.rfind(prefix, 0) == 0 && (name.size() == prefix.size() || name[prefix.size()] == '.')) return true;
+  }
+  return false;
+}
+
+// Such leftovers may be cut short at any byte, so they are never loaded; a starting or
+// resuming run removes them so that nobody later takes one for a checkpoint. (Two runs
+// writing one folder at once are not supported: the second would remove the first's.)
+void remove_stale_temporary_files(const fs::path& dir) {
+  std::error_code ec;
+  std::vector<fs::path> stale;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (is_temporary_file_name(it->path().filename().string())) stale.push_back(it->path());
+  if (ec) throw IoError("cannot list run directory " + dir.string() + ": " + ec.message());
+  for (const auto& path : stale)
+    if (!fs::remove(path, ec) && ec)
+      throw IoError("cannot remove stale temporary file " + path.string() + ": " + ec.message());
+}
+
+// Writes all `size` bytes, retrying short writes and EINTR; returns 0 or an errno value.
+int write_all(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+// Replaces `path` by `text` atomically: a reader (or a run killed midway) sees the old
+// file or the new one. On failure the temporary is removed and the error names `path`.
 void write_text_file(const fs::path& path, const std::string& text) {
   std::string temp_name = ".";  // (built in steps: GCC 12 warns falsely on the one-line form)
   temp_name += path.filename().string();
   temp_name += ".tmp";
   const fs::path temp = path.parent_path() / temp_name;
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw IoError("cannot write " + temp.string());
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw IoError("cannot write " + path.string() + ": " + std::strerror(errno));
+  int error_number = write_all(fd, text.data(), text.size());
+  if (::close(fd) != 0 && error_number == 0) error_number = errno;
+  if (error_number == 0 && ::rename(temp.c_str(), path.c_str()) != 0) error_number = errno;
+  if (error_number != 0) {
+    ::unlink(temp.c_str());
+    throw IoError("cannot write " + path.string() + ": " + std::strerror(error_number));
   }
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec) throw IoError("cannot write " + path.string() + ": " + ec.message());
 }
 
+// metrics.jsonl, one line appended per step. Through a plain O_APPEND descriptor so that
+// a failed write (a full disk) is reported with its reason.
+class MetricsLog {
+ public:
+  explicit MetricsLog(fs::path path)
+      : path_(std::move(path)), fd_(::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) {
+    if (fd_ < 0) throw IoError("cannot append to " + path_.string() + ": " + std::strerror(errno));
+  }
+  ~MetricsLog() { ::close(fd_); }
+  MetricsLog(const MetricsLog&) = delete;
+  MetricsLog& operator=(const MetricsLog&) = delete;
+
+  void append(const std::string& line) {
+    if (int error_number = write_all(fd_, line.data(), line.size()))
+      throw IoError("cannot append to " + path_.string() + ": " + std::strerror(error_number));
+  }
+
+ private:
+  fs::path path_;
+  int fd_;
+};
+
 // Keeps the lines of metrics.jsonl up to `step`: a run killed after its last checkpoint
-// left lines that the resumed run is about to write again.
+// left lines that the resumed run is about to write again (and perhaps a last line cut
+// short by the kill, which does not parse and is dropped).
 void truncate_metrics(const fs::path& path, int64_t step) {
   std::ifstream in(path);
   if (!in) return;
@@ -55,25 +130,31 @@ void truncate_metrics(const fs::path& path, int64_t step) {
   write_text_file(path, kept);
 }
 
+// Fails before training, not at the first checkpoint, when the folder cannot be created
+// or written (a path under a regular file, a read-only mount), naming the reason.
 void ensure_run_dir(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw IoError("cannot create run directory " + dir.string() + ": " + ec.message());
-  // Fail before training, not at the first checkpoint, when the folder is not writable.
-  const fs::path probe = dir / ".write-test";
-  std::ofstream out(probe);
-  if (!out) throw IoError("run directory " + dir.string() + " is not writable");
-  out.close();
+  const fs::path probe = dir / kWriteProbe;
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw IoError("run directory " + dir.string() + " is not writable: " + std::strerror(errno));
+  ::close(fd);
   fs::remove(probe, ec);
 }
 
 // A fresh run never overwrites another run's checkpoints or metrics.
 void refuse_to_overwrite(const fs::path& dir) {
-  for (const char* name : {"latest.safetensors", "best.safetensors", "metrics.jsonl"})
-    if (fs::exists(dir / name))
+  const fs::path latest = dir / "latest.safetensors";
+  for (const char* name : {"latest.safetensors", "best.safetensors", "metrics.jsonl"}) {
+    if (!fs::exists(dir / name)) continue;
+    if (fs::exists(latest))
       throw InputError("run directory " + dir.string() + " already holds a run (" + name +
-                       "); continue it with --resume " + (dir / "latest.safetensors").string() +
-                       " or choose another --out");
+                       "); continue it with --resume " + latest.string() + " or choose another --out");
+    // Killed before its first checkpoint: there is nothing to resume from.
+    throw InputError("run directory " + dir.string() + " already holds " + name +
+                     " but no latest.safetensors to resume from; remove the folder or choose another --out");
+  }
 }
 
 std::string format_double(double v) {
@@ -93,14 +174,19 @@ TrainResult train(const TrainRequest& request) {
 
   if (config.data.path.empty())
     throw InputError("data.path is not set: the config must name a corpus file (or pass --set data.path=FILE)");
+  if (request.resume && is_temporary_file_name(request.resume->filename().string()))
+    throw InputError(request.resume->string() + " is the temporary file of an unfinished checkpoint write, not a " +
+                     "checkpoint; resume from latest.safetensors beside it");
   Corpus corpus = load_corpus(config.data.path, config.data.val_fraction, config.model.block_size);
   config.model.vocab_size = corpus.vocab.size();
+  check_training_memory(config);  // before the model or the run directory exists
   std::vector<ProbeItem> probes;
   if (!config.data.probe_path.empty()) probes = load_probe_set(config.data.probe_path);
 
   const fs::path run_dir = tc.out_dir;
   ensure_run_dir(run_dir);
   if (!request.resume) refuse_to_overwrite(run_dir);
+  remove_stale_temporary_files(run_dir);
 
   Gpt model(config.model);
   AdamW optimizer(model.parameters(), {tc.beta1, tc.beta2, tc.eps, tc.weight_decay});
@@ -160,8 +246,7 @@ TrainResult train(const TrainRequest& request) {
     save_model(run_dir / name, config, corpus.vocab, step, model, &optimizer, checkpoint_extra());
   };
 
-  std::ofstream metrics(run_dir / "metrics.jsonl", std::ios::app);
-  if (!metrics) throw IoError("cannot append to " + (run_dir / "metrics.jsonl").string());
+  MetricsLog metrics(run_dir / "metrics.jsonl");
 
   const int64_t B = tc.batch_size, T = config.model.block_size;
   std::vector<int32_t> inputs(static_cast<size_t>(B * T)), targets(inputs.size());
@@ -174,14 +259,24 @@ TrainResult train(const TrainRequest& request) {
   forward_options.training = true;
   forward_options.dropout_rng = &dropout_rng;
 
+  set_profiling(request.profile);
+  profile_pause();  // each step resumes it; evaluations and checkpoints are not charged
+
   while (step < tc.max_steps) {
     if (request.stop_requested && request.stop_requested->load()) {
       result.interrupted = true;
       break;
     }
+    // The process's first step creates the GEMM primitives and fills the storage pool:
+    // a profile of a longer run leaves it out.
+    if (step == first_step + 1 && tc.max_steps - first_step > 1) profile_clear();
+    profile_resume();
     const auto step_start = Clock::now();
     const double lr = learning_rate(step, tc.lr, tc.min_lr, tc.warmup_steps, tc.max_steps);
-    sampler.next(inputs, targets);
+    {
+      ProfileScope scope(OpFamily::data);
+      sampler.next(inputs, targets);
+    }
     model.parameters().zero_grad();
     Var loss = model.loss(inputs, targets, B, T, forward_options);
     const double loss_value = loss.value()[0];
@@ -190,10 +285,17 @@ TrainResult train(const TrainRequest& request) {
                   "; stopped, the last good checkpoint is " + (run_dir / "latest.safetensors").string() +
                   " (try a lower train.lr)");
     backward(loss);
-    const double grad_norm = clip_grad_norm(model.parameters(), tc.grad_clip);
-    optimizer.step(lr);
+    loss = Var();
+    double grad_norm = 0.0;
+    {
+      ProfileScope scope(OpFamily::optimizer);
+      grad_norm = clip_grad_norm(model.parameters(), tc.grad_clip);
+      optimizer.step(lr);
+    }
     ++step;
     training_s += std::chrono::duration<double>(Clock::now() - step_start).count();
+    profile_count_step();
+    profile_pause();
 
     TrainProgress progress;
     progress.step = step;
@@ -219,14 +321,15 @@ TrainResult train(const TrainRequest& request) {
                            {"tokens_per_s", progress.tokens_per_s}, {"elapsed_s", progress.elapsed_s}};
     if (progress.val_loss) line["val_loss"] = *progress.val_loss;
     if (progress.probe_accuracy) line["probe_accuracy"] = *progress.probe_accuracy;
-    metrics << line.dump() << '\n';
-    metrics.flush();
-    if (!metrics) throw IoError("cannot append to " + (run_dir / "metrics.jsonl").string());
+    metrics.append(line.dump() + "\n");
     if (step % tc.checkpoint_interval == 0 || step == tc.max_steps) save("latest.safetensors");
     if (request.on_progress) request.on_progress(progress);
   }
   if (result.interrupted || step == first_step) save("latest.safetensors");
 
+  if (request.profile) result.profile = profile_snapshot();
+  set_profiling(false);
+  result.tensor_pool = tensor_pool_stats();
   result.step = step;
   result.best_val_loss = best_val;
   result.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();

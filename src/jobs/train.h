@@ -11,6 +11,8 @@
 #include <optional>
 
 #include "io/config.h"
+#include "kernels/profile.h"
+#include "tensor/tensor.h"
 
 namespace mg {
 
@@ -32,6 +34,10 @@ struct TrainResult {
   double tokens_per_s = 0.0;
   double elapsed_s = 0.0;
   std::filesystem::path run_dir;
+  // With TrainRequest::profile: where the training steps' time went, the first step of
+  // the process (primitive creation, first allocations) left out when there were more.
+  std::optional<ProfileReport> profile;
+  TensorPoolStats tensor_pool;  // the storage pool at the end of the run
 };
 
 struct TrainRequest {
@@ -39,6 +45,7 @@ struct TrainRequest {
   std::optional<std::filesystem::path> resume;  // a training checkpoint
   std::function<void(const TrainProgress&)> on_progress;  // every step
   const std::atomic<bool>* stop_requested = nullptr;      // set by SIGINT
+  bool profile = false;  // time the steps per op family (TrainResult::profile)
 };
 
 TrainResult train(const TrainRequest& request);

@@ -20,13 +20,18 @@ constexpr int64_t kParallelWork = 1 << 14;
 
 double cross_entropy_forward(float* probs, const float* logits, const int32_t* targets, int64_t rows,
                              int64_t V) {
-  std::vector<double> row_loss(rows);
+  // Per-row losses, summed in row order below. Kept between calls: a training step of
+  // the same shape reuses the buffer instead of allocating one.
+  // (The pool's threads see their own thread_local, so they write through a pointer.)
+  thread_local std::vector<double> row_loss;
+  row_loss.resize(static_cast<size_t>(rows));
+  double* losses = row_loss.data();
 #pragma omp parallel for if (rows * V > kParallelWork)
   for (int64_t r = 0; r < rows; ++r) {
     const float* l = logits + r * V;  // [V]
     float* p = probs + r * V;         // [V]
     const auto [max, sum] = softmax_row(p, l, V);
-    row_loss[r] = std::log(static_cast<double>(sum)) - (static_cast<double>(l[targets[r]]) - max);
+    losses[r] = std::log(static_cast<double>(sum)) - (static_cast<double>(l[targets[r]]) - max);
   }
   double total = 0.0;
   for (double loss : row_loss) total += loss;

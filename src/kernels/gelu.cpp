@@ -84,4 +84,9 @@ void gelu_backward(float* dx, const float* dout, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dx[i] += dout[i] * (normal_cdf(x[i]) + x[i] * normal_pdf(x[i]));
 }
 
+void gelu_backward_overwrite(float* dx, const float* dout, const float* x, int64_t n) {
+#pragma omp parallel for simd if (parallel : n > kParallelWork)
+  for (int64_t i = 0; i < n; ++i) dx[i] = dout[i] * (normal_cdf(x[i]) + x[i] * normal_pdf(x[i]));
+}
+
 }  // namespace mg

@@ -198,8 +198,11 @@ void gelu_forward_onednn(float* out, const float* x, int64_t n) {
   op.run();
 }
 
-// d/dx [x Phi(x)] = Phi(x) + x phi(x); oneDNN computes dout times it into scratch.
-void gelu_backward_onednn(float* dx, const float* dout, const float* x, int64_t n) {
+namespace {
+
+// d/dx [x Phi(x)] = Phi(x) + x phi(x); oneDNN computes dout times it straight into
+// dx_overwrite, or else into scratch that is then added into dx.
+void gelu_backward_into(float* dx, float* dx_overwrite, const float* dout, const float* x, int64_t n) {
   if (n == 0) return;
   std::lock_guard<std::mutex> lock(onednn_detail::mutex());
   CachedOp& op = cached({int64_t(Op::gelu_bwd), n, 0, 0, 0}, [&] {
@@ -216,9 +219,19 @@ void gelu_backward_onednn(float* dx, const float* dout, const float* x, int64_t 
   });
   op.bind(DNNL_ARG_SRC, x);
   op.bind(DNNL_ARG_DIFF_DST, dout);
-  op.bind(DNNL_ARG_DIFF_SRC, op.scratch.data());
+  op.bind(DNNL_ARG_DIFF_SRC, dx_overwrite ? dx_overwrite : op.scratch.data());
   op.run();
-  add_into(dx, op.scratch.data(), n);
+  if (!dx_overwrite) add_into(dx, op.scratch.data(), n);
+}
+
+}  // namespace
+
+void gelu_backward_onednn(float* dx, const float* dout, const float* x, int64_t n) {
+  gelu_backward_into(dx, nullptr, dout, x, n);
+}
+
+void gelu_backward_onednn_overwrite(float* dx, const float* dout, const float* x, int64_t n) {
+  gelu_backward_into(nullptr, dx, dout, x, n);
 }
 
 // ---- Causal softmax over scores [batch,Tq,Tk] ------------------------------------------

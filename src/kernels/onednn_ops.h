@@ -28,6 +28,8 @@ void layernorm_backward_onednn(float* dx, float* dweight, float* dbias, const fl
 // Exact (erf) GELU over n values; backward: dx += dout * (Phi(x) + x * phi(x)).
 void gelu_forward_onednn(float* out, const float* x, int64_t n);
 void gelu_backward_onednn(float* dx, const float* dout, const float* x, int64_t n);
+// The same, written rather than added (dx holds no gradient yet): no scratch, no add pass.
+void gelu_backward_onednn_overwrite(float* dx, const float* dout, const float* x, int64_t n);
 
 // Causal softmax over the last axis of scores [batch,Tq,Tk]; query i sees keys
 // s <= Tk - Tq + i, masked weights are exactly 0. Backward: dscores += w * (dw - <w, dw>).

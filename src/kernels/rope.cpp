@@ -58,8 +58,11 @@ void rope_forward(float* out, const float* x, const RopeTable& table, int64_t ro
 
 // The forward is y = R(angle) x with R orthogonal, so dx = R(angle)^T dy = R(-angle) dy:
 // (g0, g1) -> (g0 c + g1 s, -g0 s + g1 c).
-void rope_backward(float* dx, const float* dout, const RopeTable& table, int64_t rows, int64_t T, int64_t d,
-                   int64_t offset) {
+namespace {
+
+template <bool kAccumulate>
+void rotate_back(float* dx, const float* dout, const RopeTable& table, int64_t rows, int64_t T, int64_t d,
+                 int64_t offset) {
   MG_CHECK(table.head_width == d && offset + T <= table.positions, "RoPE table does not cover the input");
   const int64_t half = d / 2;
 #pragma omp parallel for if (rows * T * d > kParallelWork)
@@ -71,10 +74,23 @@ void rope_backward(float* dx, const float* dout, const RopeTable& table, int64_t
     float* dxv = dx + rt * d;
     for (int64_t i = 0; i < half; ++i) {
       const float g0 = g[2 * i], g1 = g[2 * i + 1];
-      dxv[2 * i] += g0 * c[i] + g1 * s[i];
-      dxv[2 * i + 1] += -g0 * s[i] + g1 * c[i];
+      const float d0 = g0 * c[i] + g1 * s[i], d1 = -g0 * s[i] + g1 * c[i];
+      dxv[2 * i] = kAccumulate ? dxv[2 * i] + d0 : d0;
+      dxv[2 * i + 1] = kAccumulate ? dxv[2 * i + 1] + d1 : d1;
     }
   }
+}
+
+}  // namespace
+
+void rope_backward(float* dx, const float* dout, const RopeTable& table, int64_t rows, int64_t T, int64_t d,
+                   int64_t offset) {
+  rotate_back<true>(dx, dout, table, rows, T, d, offset);
+}
+
+void rope_backward_overwrite(float* dx, const float* dout, const RopeTable& table, int64_t rows, int64_t T,
+                             int64_t d, int64_t offset) {
+  rotate_back<false>(dx, dout, table, rows, T, d, offset);
 }
 
 }  // namespace mg

@@ -22,5 +22,8 @@ void rope_forward(float* out, const float* x, const RopeTable& table, int64_t ro
 // dx += R(-angle) dout.
 void rope_backward(float* dx, const float* dout, const RopeTable& table, int64_t rows, int64_t T, int64_t d,
                    int64_t offset);
+// The same, written rather than added: dx = R(-angle) dout (dx holds no gradient yet).
+void rope_backward_overwrite(float* dx, const float* dout, const RopeTable& table, int64_t rows, int64_t T,
+                             int64_t d, int64_t offset);
 
 }  // namespace mg

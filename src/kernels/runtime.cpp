@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kernels/gemm.h"
+#include "kernels/profile.h"
 #include "tensor/error.h"
 
 extern "C" void openblas_set_num_threads(int);
@@ -51,6 +52,9 @@ int set_num_threads(int threads) {
 int num_threads() { return g_threads == 0 ? omp_get_max_threads() : g_threads; }
 
 void gemm(const GemmArgs& args) {
+  ProfileScope scope(OpFamily::gemm);
+  profile_add_gemm_flops(2.0 * static_cast<double>(args.M) * static_cast<double>(args.N) *
+                         static_cast<double>(args.K) * static_cast<double>(args.batch));
   switch (g_backend) {
     case GemmBackend::reference: return gemm_reference(args);
     case GemmBackend::openblas: return gemm_openblas(args);

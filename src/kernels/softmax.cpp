@@ -48,4 +48,21 @@ void causal_softmax_backward(float* dscores, const float* dweights, const float*
   }
 }
 
+void causal_softmax_backward_scaled(float* dscores, const float* dweights, const float* weights, int64_t batch,
+                                    int64_t Tq, int64_t Tk, float scale) {
+  MG_CHECK(Tq <= Tk, "causal softmax needs Tq <= Tk");
+  const int64_t rows = batch * Tq;
+#pragma omp parallel for if (rows * Tk > kParallelWork)
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t visible = Tk - Tq + r % Tq + 1;
+    const float* w = weights + r * Tk;
+    const float* dw = dweights + r * Tk;
+    float* ds = dscores + r * Tk;
+    float dot = 0.0f;
+    for (int64_t k = 0; k < visible; ++k) dot += w[k] * dw[k];
+    for (int64_t k = 0; k < visible; ++k) ds[k] = scale * (w[k] * (dw[k] - dot));
+    for (int64_t k = visible; k < Tk; ++k) ds[k] = 0.0f;
+  }
+}
+
 }  // namespace mg

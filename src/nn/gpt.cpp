@@ -82,22 +82,19 @@ Var Gpt::block(int64_t layer, const Var& x, int64_t B, int64_t T, KvCache* cache
   MG_CHECK(p_drop == 0.0f || o.dropout_rng, "dropout needs a random generator");
 
   Var h = layer_norm(x, p(b + "ln1.weight"), p(b + "ln1.bias"), eps);   // [B,T,D]
-  Var q = split_heads(linear(h, p(b + "attn.q_proj.weight")), H);        // [B,H,T,d]
-  Var k = split_heads(linear(h, p(b + "attn.k_proj.weight")), H);
-  Var v = split_heads(linear(h, p(b + "attn.v_proj.weight")), H);
-  if (config_.position == "rope") {
-    q = rope(q, rope_table_, offset);
-    k = rope(k, rope_table_, offset);
-  }
+  // q, k, v = split_heads(h Wq^T), ... with RoPE on q and k, as one fused op. [3,B,H,T,d]
+  Var qkv = qkv_heads(h, p(b + "attn.q_proj.weight"), p(b + "attn.k_proj.weight"), p(b + "attn.v_proj.weight"), H,
+                      config_.position == "rope" ? &rope_table_ : nullptr, offset);
+  Var q = select(qkv, 0), k = select(qkv, 1), v = select(qkv, 2);  // [B,H,T,d] each
   if (cache) {  // the new positions join the cached ones, and the queries read them all
     cache->keys[layer] = append_positions(cache->keys[layer], k.value());  // [1,H,offset+T,d]
     cache->values[layer] = append_positions(cache->values[layer], v.value());
     k = Var(cache->keys[layer]);
     v = Var(cache->values[layer]);
   }
-  // Scale by the head width d, the length of each head's dot product, not by D.
-  Var scores = scale(matmul(q, k, /*transpose_b=*/true), 1.0f / std::sqrt(static_cast<float>(d)));  // [B,H,T,offset+T]
-  Var w = causal_softmax(scores);  // projected_weights
+  // w = causal_softmax(q k^T / sqrt(d)), fused: scaled by the head width d, the length of
+  // each head's dot product, not by D.
+  Var w = causal_attention_weights(q, k, 1.0f / std::sqrt(static_cast<float>(d)));  // [B,H,T,offset+T], projected_weights
   if (o.projected_weights) o.projected_weights->push_back(w.value());
   Var heads = matmul(dropout(w, p_drop, rng), v);  // [B,H,T,d]
   if (layer == o.ablate_layer) {
@@ -105,13 +102,17 @@ Var Gpt::block(int64_t layer, const Var& x, int64_t B, int64_t T, KvCache* cache
     float* a = heads.value().data();
     for (int64_t bi = 0; bi < B; ++bi) std::memset(a + (bi * H + o.ablate_head) * T * d, 0, sizeof(float) * T * d);
   }
-  Var attn_out = linear(merge_heads(heads), p(b + "attn.out_proj.weight"));  // [B,T,D]
-  Var x1 = add(x, dropout(attn_out, p_drop, rng));
+  // x1 = x + merged @ Wo^T; with dropout on the branch the sum is taken after it, else
+  // the out projection adds onto the residual stream in one op.
+  Var merged = merge_heads(heads);  // [B,T,D]
+  Var x1 = p_drop > 0.0f ? add(x, dropout(linear(merged, p(b + "attn.out_proj.weight")), p_drop, rng))
+                         : linear_residual(x, merged, p(b + "attn.out_proj.weight"));
 
   Var h2 = layer_norm(x1, p(b + "ln2.weight"), p(b + "ln2.bias"), eps);
   Var hidden = gelu(linear(h2, p(b + "mlp.fc.weight"), p(b + "mlp.fc.bias")));  // [B,T,mlp_ratio*D]
-  Var mlp_out = linear(hidden, p(b + "mlp.proj.weight"), p(b + "mlp.proj.bias"));
-  return add(x1, dropout(mlp_out, p_drop, rng));
+  if (p_drop > 0.0f)
+    return add(x1, dropout(linear(hidden, p(b + "mlp.proj.weight"), p(b + "mlp.proj.bias")), p_drop, rng));
+  return linear_residual(x1, hidden, p(b + "mlp.proj.weight"), p(b + "mlp.proj.bias"));
 }
 
 Var Gpt::run(std::span<const int32_t> ids, int64_t B, int64_t T, KvCache* cache, const ForwardOptions& o) {

@@ -17,8 +17,12 @@ void AdamW::step(double lr) {
   ++t_;
   const double bias1 = 1.0 - std::pow(settings_.beta1, static_cast<double>(t_));
   const double bias2 = 1.0 - std::pow(settings_.beta2, static_cast<double>(t_));
+  // One pass over every parameter, the tensors shared out over the threads (most are too
+  // small to split). Each element's update is independent, so any split gives the same bits.
   auto& list = params_.all();
-  for (size_t i = 0; i < list.size(); ++i) {
+  const int64_t count = static_cast<int64_t>(list.size());
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t i = 0; i < count; ++i) {
     Var& var = list[i].var;
     if (!var.has_grad()) continue;
     const bool decay = var.value().rank() == 2;

@@ -4,41 +4,75 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <unordered_map>
+#include <map>
+#include <vector>
 
 #include "tensor/error.h"
 
 namespace mg {
 namespace {
 
-// Freed buffers wait here, by element count, for the next request of the same size.
-// 64-byte alignment suits AVX-512 loads and oneDNN's preference.
+// Freed buffers wait here, by capacity (in elements), for the next request. A request
+// takes the smallest waiting buffer that holds it and is at most twice its size: tensors
+// of different sizes whose lifetimes do not overlap (a step's forward activations and its
+// backward's gradients) then share buffers, where an exact-size pool would keep a set
+// for each size. 64-byte alignment suits AVX-512 loads and oneDNN's preference.
 class BufferPool {
  public:
-  float* acquire(int64_t numel) {
+  struct Buffer {
+    float* data;
+    int64_t capacity;
+  };
+
+  Buffer acquire(int64_t numel) {
     {
       std::lock_guard lock(mutex_);
-      auto& free_list = free_[numel];
-      if (!free_list.empty()) {
-        float* p = free_list.back();
-        free_list.pop_back();
-        return p;
+      // Empty lists are kept (so the map allocates no nodes in a steady state) and skipped.
+      for (auto it = free_.lower_bound(numel); it != free_.end() && it->first <= 2 * numel; ++it) {
+        if (it->second.empty()) continue;
+        float* p = it->second.back();
+        it->second.pop_back();
+        ++stats_.hits;
+        note_in_use(padded_bytes(it->first));
+        return {p, it->first};
       }
+      ++stats_.misses;
+      stats_.bytes_held += padded_bytes(numel);
+      note_in_use(padded_bytes(numel));
     }
-    size_t bytes = static_cast<size_t>(std::max<int64_t>(numel, 1)) * sizeof(float);
-    bytes = (bytes + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, bytes);
-    if (p == nullptr) throw Error("out of memory allocating " + std::to_string(bytes) + " bytes");
-    return static_cast<float*>(p);
+    void* p = std::aligned_alloc(64, static_cast<size_t>(padded_bytes(numel)));
+    if (p == nullptr) throw Error("out of memory allocating " + std::to_string(padded_bytes(numel)) + " bytes");
+    return {static_cast<float*>(p), numel};
   }
-  void release(float* p, int64_t numel) {
+  void release(Buffer buffer) {
     std::lock_guard lock(mutex_);
-    free_[numel].push_back(p);
+    stats_.bytes_in_use -= padded_bytes(buffer.capacity);
+    free_[buffer.capacity].push_back(buffer.data);
+  }
+  void release_idle() {
+    std::lock_guard lock(mutex_);
+    for (auto& [capacity, free_list] : free_) {
+      for (float* p : free_list) std::free(p);
+      stats_.bytes_held -= padded_bytes(capacity) * static_cast<int64_t>(free_list.size());
+      free_list.clear();
+    }
+  }
+  TensorPoolStats stats() {
+    std::lock_guard lock(mutex_);
+    return stats_;
   }
 
  private:
+  static int64_t padded_bytes(int64_t numel) {
+    return (std::max<int64_t>(numel, 1) * static_cast<int64_t>(sizeof(float)) + 63) / 64 * 64;
+  }
+  void note_in_use(int64_t bytes) {
+    stats_.bytes_in_use += bytes;
+    stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
+  }
   std::mutex mutex_;
-  std::unordered_map<int64_t, std::vector<float*>> free_;
+  std::map<int64_t, std::vector<float*>> free_;
+  TensorPoolStats stats_;
 };
 
 BufferPool& pool() {
@@ -47,11 +81,14 @@ BufferPool& pool() {
 }
 
 std::shared_ptr<float> allocate(int64_t numel) {
-  float* p = pool().acquire(numel);
-  return std::shared_ptr<float>(p, [numel](float* q) { pool().release(q, numel); });
+  const BufferPool::Buffer buffer = pool().acquire(numel);
+  return std::shared_ptr<float>(buffer.data, [buffer](float*) { pool().release(buffer); });
 }
 
 }  // namespace
+
+TensorPoolStats tensor_pool_stats() { return pool().stats(); }
+void tensor_pool_release_idle() { pool().release_idle(); }
 
 std::string shape_str(const Shape& shape) {
   std::string out = "[";
@@ -123,6 +160,15 @@ Tensor Tensor::reshape(Shape shape) const {
   if (shape_numel(shape) != numel_)
     throw ShapeError("cannot reshape " + shape_str(shape_) + " to " + shape_str(shape));
   return Tensor(std::move(shape), storage_);
+}
+
+Tensor Tensor::view(int64_t offset, Shape shape) const {
+  const int64_t n = shape_numel(shape);
+  if (offset < 0 || offset + n > numel_)
+    throw ShapeError("view of " + shape_str(shape) + " at offset " + std::to_string(offset) +
+                     " does not fit in " + shape_str(shape_));
+  // The aliasing constructor: shares ownership of the whole storage, points into it.
+  return Tensor(std::move(shape), std::shared_ptr<float>(storage_, storage_.get() + offset));
 }
 
 Tensor Tensor::clone() const {

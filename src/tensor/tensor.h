@@ -1,7 +1,8 @@
 // Tensor: a float32 array with a row-major shape and contiguous storage.
 // Copies share storage (like a shared_ptr); clone() makes a deep copy. Storage comes
-// from a size-keyed pool, so a training step that allocates the same buffers every
-// step stops calling malloc after the first one.
+// from a pool of freed buffers (the smallest that fits, up to twice the size), so a
+// training step that allocates the same buffers every step stops calling malloc after
+// the first ones.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,19 @@ using Shape = std::vector<int64_t>;
 
 std::string shape_str(const Shape& shape);  // "[2,3,4]"
 int64_t shape_numel(const Shape& shape);
+
+// What the storage pool has done since the process started. A miss is a request no freed
+// buffer of the same size could serve, so it went to the allocator: once buffers are
+// planned, a steady-state training step makes none.
+struct TensorPoolStats {
+  int64_t hits = 0, misses = 0;
+  int64_t bytes_held = 0;       // every buffer the pool owns, in use or waiting
+  int64_t bytes_in_use = 0;     // held by live tensors
+  int64_t peak_bytes_in_use = 0;
+};
+TensorPoolStats tensor_pool_stats();
+// Returns the waiting buffers to the allocator (after a phase whose sizes will not recur).
+void tensor_pool_release_idle();
 
 class Tensor {
  public:
@@ -41,6 +55,9 @@ class Tensor {
   float at(std::initializer_list<int64_t> index) const;  // bounds-checked, for tests
 
   Tensor reshape(Shape shape) const;  // same storage, same element count
+  // Elements [offset, offset + numel(shape)) of this tensor's storage as a tensor of
+  // `shape`, sharing the storage (writes show through; it keeps the storage alive).
+  Tensor view(int64_t offset, Shape shape) const;
   Tensor clone() const;
   void fill(float value);
   void copy_from(const Tensor& other);  // same numel

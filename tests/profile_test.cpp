@@ -1,0 +1,81 @@
+// The op-family profile: off, it records nothing; on, the GEMM FLOPs are the exact sum of
+// 2*M*N*K over the products run, each op charges its own family, nested scopes are
+// charged exclusively (the families add up to the total), and a pause stops the clock.
+#include <gtest/gtest.h>
+
+#include "autograd/ops.h"
+#include "kernels/profile.h"
+#include "kernels/runtime.h"
+#include "tensor/random.h"
+
+namespace mg {
+namespace {
+
+Var random_param(Shape shape, uint64_t seed) {
+  Rng rng(seed);
+  Tensor t = Tensor::empty(std::move(shape));
+  for (float& v : t.span()) v = static_cast<float>(rng.normal());
+  return Var(t, true);
+}
+
+const ProfileReport::Family& family(const ProfileReport& r, OpFamily f) { return r.families[static_cast<int>(f)]; }
+
+// x [6,5] -> linear [4,5] -> gelu -> cross-entropy, forward and backward: three GEMMs of
+// 2*6*4*5 FLOPs each (forward, dx, dW).
+void run_small_step() {
+  Var x = random_param({6, 5}, 1), w = random_param({4, 5}, 2);
+  Var loss = cross_entropy(gelu(linear(x, w)), std::vector<int32_t>{0, 1, 2, 3, 0, 1});
+  backward(loss);
+}
+
+TEST(ProfileTest, OffRecordsNothing) {
+  set_profiling(false);
+  run_small_step();
+  const ProfileReport r = profile_snapshot();
+  EXPECT_EQ(r.gemm_flops, 0.0);
+  for (const auto& f : r.families) EXPECT_EQ(f.calls, 0);
+}
+
+TEST(ProfileTest, CountsExactGemmFlopsAndChargesEachFamilyExclusively) {
+  const GemmBackend previous = gemm_backend();
+  set_gemm_backend(GemmBackend::reference);
+  set_profiling(true);
+  run_small_step();
+  profile_count_step();
+  const ProfileReport r = profile_snapshot();
+  set_profiling(false);
+  set_gemm_backend(previous);
+
+  EXPECT_EQ(r.gemm_flops, 3 * 2.0 * 6 * 4 * 5);
+  EXPECT_EQ(r.steps, 1);
+  EXPECT_EQ(family(r, OpFamily::gemm).calls, 3);
+  EXPECT_EQ(family(r, OpFamily::gelu).calls, 2);  // forward and backward
+  EXPECT_EQ(family(r, OpFamily::loss).calls, 2);
+  EXPECT_EQ(family(r, OpFamily::layernorm).calls, 0);
+  EXPECT_GT(family(r, OpFamily::gemm).seconds, 0.0);
+  double sum = 0.0;
+  for (const auto& f : r.families) {
+    EXPECT_GE(f.seconds, 0.0);
+    sum += f.seconds;
+  }
+  EXPECT_DOUBLE_EQ(r.total_seconds, sum);
+}
+
+TEST(ProfileTest, PausedScopesAndClearedRecordsAreNotCounted) {
+  set_profiling(true);
+  profile_pause();
+  run_small_step();  // while paused
+  ProfileReport r = profile_snapshot();
+  EXPECT_EQ(r.gemm_flops, 0.0);
+  EXPECT_EQ(family(r, OpFamily::gemm).calls, 0);
+  profile_resume();
+  run_small_step();
+  profile_clear();  // forgets the step above
+  r = profile_snapshot();
+  EXPECT_EQ(r.gemm_flops, 0.0);
+  EXPECT_EQ(family(r, OpFamily::gelu).calls, 0);
+  set_profiling(false);
+}
+
+}  // namespace
+}  // namespace mg
