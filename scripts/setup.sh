@@ -12,6 +12,8 @@ packages=(
   libgtest-dev              # tests
   libbenchmark-dev          # kernel micro-benchmarks
   python3                   # the corpus generator (standard library only)
+  clang libclang-rt-14-dev  # fuzzing: clang++ and libFuzzer (libclang_rt.fuzzer) with its ASan/UBSan
+  libomp-dev                # clang++'s OpenMP runtime, for the fuzz build (g++'s ASan build uses libgomp)
 )
 
 missing=()
