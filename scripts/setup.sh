@@ -12,6 +12,7 @@ packages=(
   libgtest-dev              # tests
   libbenchmark-dev          # kernel micro-benchmarks
   python3                   # the corpus generator (standard library only)
+  libopenmpi-dev openmpi-bin  # data-parallel training: `mpirun -np N mini-gpt train` (CMake option MINI_GPT_MPI)
 )
 
 missing=()
