@@ -14,6 +14,7 @@ packages=(
   python3                   # the corpus generator (standard library only)
   clang libclang-rt-14-dev  # fuzzing: clang++ and libFuzzer (libclang_rt.fuzzer) with its ASan/UBSan
   libomp-dev                # clang++'s OpenMP runtime, for the fuzz build (g++'s ASan build uses libgomp)
+  libopenmpi-dev openmpi-bin  # data-parallel training: `mpirun -np N mini-gpt train` (CMake option MINI_GPT_MPI)
 )
 
 missing=()

@@ -1,11 +1,16 @@
 // mini-gpt's entry point: parse the command line, run one subcommand, and turn every
 // error into one line "mini-gpt: error: ..." with the SPEC's exit status:
 // 0 success, 2 bad usage/config/input, 1 any other failure, 130 after Ctrl-C.
+// Started by mpirun, every rank runs this same main; an error on any rank ends the whole
+// job (MPI_Abort), since its peers may be waiting for it inside a collective.
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <new>
+#include <optional>
 
 #include "cli/commands.h"
+#include "dist/communicator.h"
 #include "kernels/runtime.h"
 #include "tensor/error.h"
 
@@ -31,16 +36,52 @@ void ComputeOptions::apply() const {
 
 namespace {
 
+// Seconds a collective may wait for the other ranks before the job is declared broken.
+constexpr double kDefaultMpiTimeoutS = 600.0;
+
+// In a job of several ranks the line names the rank that failed.
 int fail(const std::string& message, int status) {
-  std::cerr << "mini-gpt: error: " << message << std::endl;
+  const mg::Communicator& world = mg::world_communicator();
+  std::cerr << "mini-gpt: error: ";
+  if (world.size() > 1) std::cerr << "rank " << world.rank() << " of " << world.size() << ": ";
+  std::cerr << message << std::endl;
   return status;
 }
+
+double mpi_timeout_seconds() {
+  const char* text = std::getenv("MINI_GPT_MPI_TIMEOUT");
+  if (text == nullptr) return kDefaultMpiTimeoutS;
+  char* end = nullptr;
+  const double seconds = std::strtod(text, &end);
+  return end != text && *end == '\0' && seconds > 0 ? seconds : kDefaultMpiTimeoutS;
+}
+
+int run(int argc, char** argv);
 
 }  // namespace
 }  // namespace mg::cli
 
 int main(int argc, char** argv) {
   using namespace mg::cli;
+  std::optional<mg::DistributedSession> session;
+  try {
+    session.emplace(mpi_timeout_seconds());
+  } catch (const mg::InputError& e) {
+    return fail(e.what(), kExitUsage);
+  } catch (const std::exception& e) {
+    return fail(e.what(), kExitFailure);
+  }
+  const int status = run(argc, argv);
+  // A failed rank takes the job down with it; success (every rank got here) and the
+  // job-wide Ctrl-C stop end through MPI_Finalize in the session's destructor.
+  if (status != kExitOk && status != kExitInterrupted) return session->abort_job(status);
+  return status;
+}
+
+namespace mg::cli {
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app{"mini-gpt: train a tiny character-level GPT from scratch, sample from it, and see what each "
                "attention head reads.",
                "mini-gpt"};
@@ -83,3 +124,6 @@ int main(int argc, char** argv) {
     return fail(e.what(), kExitFailure);
   }
 }
+
+}  // namespace
+}  // namespace mg::cli

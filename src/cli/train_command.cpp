@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
 
 #include "cli/commands.h"
+#include "dist/communicator.h"
 #include "io/config.h"
 #include "jobs/train.h"
 #include "tensor/error.h"
@@ -22,6 +24,33 @@ namespace {
 std::atomic<bool> g_stop_requested{false};
 
 extern "C" void on_sigint(int) { g_stop_requested.store(true); }
+
+// Under mpirun, when a rank dies the launcher sends SIGTERM to the survivors (and
+// SIGKILL about a second later). The survivors then say why they stop, in one line
+// written from the handler (so prepared beforehand: only write(2) is safe there).
+char g_terminated_message[1024];
+size_t g_terminated_length = 0;
+
+extern "C" void on_sigterm(int) {
+  const ssize_t written = ::write(STDERR_FILENO, g_terminated_message, g_terminated_length);
+  (void)written;
+  _exit(128 + SIGTERM);
+}
+
+// Ranks of an MPI job: SIGUSR1, which mpirun forwards to every rank (`kill -USR1
+// <mpirun's pid>`), stops the job as Ctrl-C stops a single process: the step finishes
+// on every rank, rank 0 writes latest.safetensors, exit 130. (mpirun answers Ctrl-C
+// itself by terminating the ranks at once.)
+void install_mpi_signal_handlers(const Communicator& world, const std::string& run_dir) {
+  const std::string message = "mini-gpt: error: rank " + std::to_string(world.rank()) + " of " +
+                              std::to_string(world.size()) +
+                              ": terminated by the MPI launcher (SIGTERM): another rank failed or the job was "
+                              "stopped; the last checkpoint is " + run_dir + "/latest.safetensors\n";
+  g_terminated_length = std::min(message.size(), sizeof g_terminated_message);
+  std::memcpy(g_terminated_message, message.data(), g_terminated_length);
+  std::signal(SIGTERM, on_sigterm);
+  std::signal(SIGUSR1, on_sigint);
+}
 
 std::string format_duration(double seconds) {
   const long s = static_cast<long>(seconds + 0.5);
@@ -117,8 +146,12 @@ Run add_train_command(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", options->out_dir, "Run directory (default: the config's train.out_dir)");
+  // Under mpirun only rank 0 reads the checkpoint (and sends its state to the others),
+  // so the file need not exist on the other ranks' machines.
   cmd->add_option("--resume", options->resume, "Continue from a training checkpoint, bit for bit")
-      ->check(CLI::ExistingFile);
+      ->check(CLI::Validator(
+          [](std::string& path) { return world_communicator().rank() == 0 ? CLI::ExistingFile(path) : std::string(); },
+          "FILE"));
   cmd->add_option("--max-steps", options->max_steps, "Total steps of the run (a resumed run continues up to N)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--seed", options->seed, "Seed for initialisation, batches and dropout")
@@ -141,18 +174,22 @@ Run add_train_command(CLI::App& app) {
     if (!options->compute.backend.empty()) set("train.backend=" + nlohmann::json(options->compute.backend).dump());
     for (const auto& s : options->sets) set(s);  // --set has the last word
 
+    Communicator& world = world_communicator();
     TrainRequest request;
     request.config = config;
+    request.communicator = &world;
     if (!options->resume.empty()) request.resume = options->resume;
     ProgressPrinter printer;
     request.on_progress = [&printer](const TrainProgress& p) { printer(p); };
     request.stop_requested = &g_stop_requested;
     request.profile = options->profile;
     std::signal(SIGINT, on_sigint);
+    if (world.size() > 1) install_mpi_signal_handlers(world, config.train.out_dir);
 
     TrainResult result = train(request);
-    printer.finish();
     std::signal(SIGINT, SIG_DFL);
+    if (world.rank() != 0) return result.interrupted ? kExitInterrupted : kExitOk;  // rank 0 reports
+    printer.finish();
     if (result.interrupted) {
       std::fprintf(stderr, "interrupted at step %lld; wrote %s\n", static_cast<long long>(result.step),
                    (result.run_dir / "latest.safetensors").c_str());
@@ -164,6 +201,10 @@ Run add_train_command(CLI::App& app) {
     if (result.best_val_loss) std::printf("best val loss %.4f\n", *result.best_val_loss);
     if (result.probe_accuracy) std::printf("probe accuracy %.4f\n", *result.probe_accuracy);
     std::printf("run directory %s\n", result.run_dir.c_str());
+    if (result.ranks > 1 && result.training_s > 0)
+      std::printf("data-parallel over %d ranks: gradient allreduce %.2f ms/step, %.1f%% of a step (waits included)\n",
+                  result.ranks, 1e3 * result.allreduce_s / static_cast<double>(std::max<int64_t>(result.steps_run, 1)),
+                  100.0 * result.allreduce_s / result.training_s);
     if (result.profile)
       print_profile(*result.profile, result.tensor_pool, config.train.batch_size * config.model.block_size);
     return kExitOk;

@@ -32,17 +32,22 @@ EvalResult evaluate_windows(Gpt& model, std::span<const int32_t> ids) {
 
 namespace {
 
-// Mean loss over `batches` draws of the sampler.
-double mean_sampled_loss(Gpt& model, BatchSampler& sampler, int64_t batches) {
+// Sum of the losses of this share's batches among `batches` draws of the sampler.
+double sampled_loss_share(Gpt& model, BatchSampler& sampler, int64_t batches, EvalShare share) {
   NoGradGuard no_grad;
   const int64_t B = sampler.batch_size(), T = sampler.block_size();
   std::vector<int32_t> inputs(static_cast<size_t>(B * T)), targets(inputs.size());
   double total = 0.0;
   for (int64_t i = 0; i < batches; ++i) {
-    sampler.next(inputs, targets);
-    total += model.loss(inputs, targets, B, T).value()[0];
+    sampler.next(inputs, targets);  // every share draws every batch: the sampler's sequence is the same
+    if (i % share.parts == share.part) total += model.loss(inputs, targets, B, T).value()[0];
   }
-  return total / static_cast<double>(batches);
+  return total;
+}
+
+// Mean loss over `batches` draws of the sampler.
+double mean_sampled_loss(Gpt& model, BatchSampler& sampler, int64_t batches) {
+  return sampled_loss_share(model, sampler, batches, EvalShare{}) / static_cast<double>(batches);
 }
 
 }  // namespace
@@ -58,14 +63,26 @@ double sampled_loss(Gpt& model, const TokenIds& split, int64_t batch_size, int64
   return mean_sampled_loss(model, sampler, batches);
 }
 
+double sampled_loss_sum(Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed,
+                        EvalShare share) {
+  BatchSampler sampler(split, model.config().block_size, batch_size, seed);
+  return sampled_loss_share(model, sampler, batches, share);
+}
+
 double probe_accuracy(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes) {
   if (probes.empty()) return 0.0;
+  return static_cast<double>(probe_correct_count(model, vocab, probes, EvalShare{})) /
+         static_cast<double>(probes.size());
+}
+
+int64_t probe_correct_count(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, EvalShare share) {
   NoGradGuard no_grad;
   const int64_t T_max = model.config().block_size, V = model.config().vocab_size;
   int64_t correct = 0;
   // Prompts are left-aligned and padded at the end: with a causal mask the padding
   // never reaches the position whose prediction is read.
   for (size_t first = 0; first < probes.size(); first += kWindowsPerForward) {
+    if (static_cast<int64_t>(first / kWindowsPerForward) % share.parts != share.part) continue;
     const size_t count = std::min<size_t>(kWindowsPerForward, probes.size() - first);
     std::vector<std::vector<int32_t>> prompts;
     std::vector<int32_t> answers;
@@ -98,7 +115,7 @@ double probe_accuracy(Gpt& model, const Vocab& vocab, const std::vector<ProbeIte
       if (best == answers[i]) ++correct;
     }
   }
-  return static_cast<double>(correct) / static_cast<double>(probes.size());
+  return correct;
 }
 
 }  // namespace mg

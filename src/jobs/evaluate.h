@@ -31,4 +31,17 @@ double sampled_loss(Gpt& model, const TokenIds& split, int64_t batch_size, int64
 // their last block_size symbols). Items with a symbol outside the vocabulary count wrong.
 double probe_accuracy(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes);
 
+// One process's share of the two evaluations above, for data-parallel training: of
+// `parts` processes, process `part` scores batches (of sampled_loss) and chunks of
+// probes (of probe_accuracy, in its groups of one forward pass) i with i % parts == part.
+// Every share draws all the batches, so the shares together score exactly the single
+// process's windows, each batch and chunk computed alike; summing the shares' results
+// over the processes and dividing by `batches` or probes.size() gives the same figures.
+struct EvalShare {
+  int part = 0, parts = 1;
+};
+double sampled_loss_sum(Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed,
+                        EvalShare share);
+int64_t probe_correct_count(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, EvalShare share);
+
 }  // namespace mg

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -14,6 +15,7 @@
 #include "data/corpus.h"
 #include "data/probe.h"
 #include "io/memory_budget.h"
+#include "jobs/data_parallel.h"
 #include "jobs/evaluate.h"
 #include "jobs/model_store.h"
 #include "kernels/runtime.h"
@@ -169,7 +171,15 @@ std::string format_double(double v) {
 TrainResult train(const TrainRequest& request) {
   Config config = request.config;
   const TrainConfig& tc = config.train;
-  set_num_threads(static_cast<int>(tc.threads));
+  SingleProcess alone;
+  Communicator& comm = request.communicator ? *request.communicator : alone;
+  const bool distributed = comm.size() > 1;
+  const bool writer = comm.rank() == 0;  // writes the run directory, reports progress
+  // "All cores" for a rank is its share of the machine's cores: ranks on one machine
+  // each spinning an OpenMP pool over every core would slow each other down many times.
+  int threads = static_cast<int>(tc.threads);
+  if (threads == 0 && distributed) threads = std::max(1, hardware_threads() / comm.local_size());
+  set_num_threads(threads);
   set_gemm_backend(tc.backend.empty() ? default_gemm_backend() : parse_gemm_backend(tc.backend));
 
   if (config.data.path.empty())
@@ -183,10 +193,14 @@ TrainResult train(const TrainRequest& request) {
   std::vector<ProbeItem> probes;
   if (!config.data.probe_path.empty()) probes = load_probe_set(config.data.probe_path);
 
+  const RowShare share = batch_rows(tc.batch_size, comm.rank(), comm.size());
+
   const fs::path run_dir = tc.out_dir;
-  ensure_run_dir(run_dir);
-  if (!request.resume) refuse_to_overwrite(run_dir);
-  remove_stale_temporary_files(run_dir);
+  if (writer) {
+    ensure_run_dir(run_dir);
+    if (!request.resume) refuse_to_overwrite(run_dir);
+    remove_stale_temporary_files(run_dir);
+  }
 
   Gpt model(config.model);
   AdamW optimizer(model.parameters(), {tc.beta1, tc.beta2, tc.eps, tc.weight_decay});
@@ -195,7 +209,7 @@ TrainResult train(const TrainRequest& request) {
   int64_t step = 0;
   std::optional<double> best_val;
 
-  if (request.resume) {
+  if (request.resume && writer) {
     LoadedModel saved = load_model(*request.resume);
     if (config_to_json(saved.config)["model"] != config_to_json(config)["model"])
       throw InputError(request.resume->string() + ": its model config differs from this run's (" +
@@ -219,20 +233,32 @@ TrainResult train(const TrainRequest& request) {
     if (auto it = meta.find("best_val_loss"); it != meta.end() && !it->second.empty())
       best_val = std::stod(it->second);
     truncate_metrics(run_dir / "metrics.jsonl", step);
-  } else {
+  } else if (!request.resume) {
     Rng init_rng(tc.seed);
     model.initialize(init_rng);
-    write_text_file(run_dir / "metrics.jsonl", "");
+    if (writer) write_text_file(run_dir / "metrics.jsonl", "");
   }
-  write_text_file(run_dir / "config.json", config_to_json(config).dump(2) + "\n");
+  if (distributed) {  // every rank continues from rank 0's state, fresh or resumed
+    SharedState state{step, sampler.state(), dropout_rng.state_string(), best_val};
+    broadcast_training_state(comm, model, optimizer, state);
+    step = state.step;
+    sampler.restore(state.sampler_state);
+    dropout_rng.set_state_string(state.dropout_rng_state);
+    best_val = state.best_val;
+  }
+  if (writer) write_text_file(run_dir / "config.json", config_to_json(config).dump(2) + "\n");
 
   auto checkpoint_extra = [&]() {
-    return std::map<std::string, std::string>{
+    // The sampler draws the global batch on every rank, so its state is the job's and a
+    // run resumes from it with any number of ranks.
+    std::map<std::string, std::string> extra{
         {"sampler_state", sampler.state()},
         {"dropout_rng_state", dropout_rng.state_string()},
         {"best_val_loss", best_val ? format_double(*best_val) : ""},
         {"backend", std::string(backend_name(gemm_backend()))},
     };
+    if (distributed) extra["ranks"] = std::to_string(comm.size());
+    return extra;
   };
   auto save = [&](const char* name) {
     // A step can leave non-finite weights behind a finite loss; such a state is never
@@ -246,10 +272,20 @@ TrainResult train(const TrainRequest& request) {
     save_model(run_dir / name, config, corpus.vocab, step, model, &optimizer, checkpoint_extra());
   };
 
-  MetricsLog metrics(run_dir / "metrics.jsonl");
+  std::optional<MetricsLog> metrics;
+  if (writer) metrics.emplace(run_dir / "metrics.jsonl");
 
   const int64_t B = tc.batch_size, T = config.model.block_size;
-  std::vector<int32_t> inputs(static_cast<size_t>(B * T)), targets(inputs.size());
+  std::vector<int32_t> inputs(static_cast<size_t>(B * T)), targets(inputs.size());  // [B,T], the global batch
+  // This rank's rows of it, [rows,T] (all of it for a single process).
+  const std::span<const int32_t> rank_inputs(inputs.data() + share.first * T, static_cast<size_t>(share.rows * T));
+  const std::span<const int32_t> rank_targets(targets.data() + share.first * T, static_cast<size_t>(share.rows * T));
+  std::optional<GradientExchange> gradients;
+  if (distributed) gradients.emplace(comm, model.parameters(), static_cast<double>(share.rows) / static_cast<double>(B));
+  // With several ranks each draws its own dropout masks for its rows: from a generator
+  // seeded per step by the shared one and the rank (dropout then cannot match a single
+  // process's masks, which run over the whole batch in one order).
+  Rng rank_dropout_rng;
   const auto start = Clock::now();
   const int64_t first_step = step;
   double training_s = 0.0;  // time in training steps only, for tokens/s
@@ -263,7 +299,7 @@ TrainResult train(const TrainRequest& request) {
   profile_pause();  // each step resumes it; evaluations and checkpoints are not charged
 
   while (step < tc.max_steps) {
-    if (request.stop_requested && request.stop_requested->load()) {
+    if (!distributed && request.stop_requested && request.stop_requested->load()) {
       result.interrupted = true;
       break;
     }
@@ -278,14 +314,29 @@ TrainResult train(const TrainRequest& request) {
       sampler.next(inputs, targets);
     }
     model.parameters().zero_grad();
-    Var loss = model.loss(inputs, targets, B, T, forward_options);
-    const double loss_value = loss.value()[0];
-    if (!std::isfinite(loss_value))
-      throw Error("training loss is " + format_double(loss_value) + " at step " + std::to_string(step + 1) +
-                  "; stopped, the last good checkpoint is " + (run_dir / "latest.safetensors").string() +
-                  " (try a lower train.lr)");
+    if (distributed) {
+      rank_dropout_rng.seed_with(dropout_rng.next_u64() ^ (0x9e3779b97f4a7c15ULL * (comm.rank() + 1)));
+      forward_options.dropout_rng = &rank_dropout_rng;
+    }
+    Var loss = model.loss(rank_inputs, rank_targets, share.rows, T, forward_options);
+    double loss_value = loss.value()[0];
+    auto check_finite = [&](double value) {
+      if (!std::isfinite(value))
+        throw Error("training loss is " + format_double(value) + " at step " + std::to_string(step + 1) +
+                    "; stopped, the last good checkpoint is " + (run_dir / "latest.safetensors").string() +
+                    " (try a lower train.lr)");
+    };
+    if (!distributed) check_finite(loss_value);  // (ranks check the global loss, all alike)
     backward(loss);
     loss = Var();
+    bool stop_after_step = false;
+    if (distributed) {  // the global batch's loss and gradient, on every rank
+      const auto reduced =
+          gradients->exchange(loss_value, request.stop_requested && request.stop_requested->load());
+      loss_value = reduced.loss;
+      stop_after_step = reduced.stop_requested;
+      check_finite(loss_value);
+    }
     double grad_norm = 0.0;
     {
       ProfileScope scope(OpFamily::optimizer);
@@ -307,13 +358,25 @@ TrainResult train(const TrainRequest& request) {
     progress.tokens_per_s = static_cast<double>((step - first_step) * B * T) / std::max(training_s, 1e-9);
 
     if (step % tc.eval_interval == 0 || step == tc.max_steps) {
-      const double val = sampled_loss(model, corpus.val, B, tc.eval_batches, tc.seed + kValidationSeedOffset);
+      const uint64_t val_seed = tc.seed + kValidationSeedOffset;
+      double val = 0.0;
+      if (!distributed) {
+        val = sampled_loss(model, corpus.val, B, tc.eval_batches, val_seed);
+        if (!probes.empty()) progress.probe_accuracy = probe_accuracy(model, corpus.vocab, probes);
+      } else {  // each rank scores a share of the batches and probes; the sums add up
+        const EvalShare eval_share{comm.rank(), comm.size()};
+        double sums[2] = {sampled_loss_sum(model, corpus.val, B, tc.eval_batches, val_seed, eval_share),
+                          static_cast<double>(probe_correct_count(model, corpus.vocab, probes, eval_share))};
+        comm.allreduce_sum(sums, 2);
+        val = sums[0] / static_cast<double>(tc.eval_batches);
+        if (!probes.empty()) progress.probe_accuracy = sums[1] / static_cast<double>(probes.size());
+      }
       progress.val_loss = val;
       result.final_val_loss = val;
-      if (!probes.empty()) progress.probe_accuracy = result.probe_accuracy = probe_accuracy(model, corpus.vocab, probes);
+      result.probe_accuracy = progress.probe_accuracy;
       if (!best_val || val < *best_val) {
         best_val = val;
-        save("best.safetensors");
+        if (writer) save("best.safetensors");
       }
     }
     nlohmann::json line = {{"step", step},         {"lr", lr},
@@ -321,17 +384,27 @@ TrainResult train(const TrainRequest& request) {
                            {"tokens_per_s", progress.tokens_per_s}, {"elapsed_s", progress.elapsed_s}};
     if (progress.val_loss) line["val_loss"] = *progress.val_loss;
     if (progress.probe_accuracy) line["probe_accuracy"] = *progress.probe_accuracy;
-    metrics.append(line.dump() + "\n");
-    if (step % tc.checkpoint_interval == 0 || step == tc.max_steps) save("latest.safetensors");
-    if (request.on_progress) request.on_progress(progress);
+    if (writer) {
+      metrics->append(line.dump() + "\n");
+      if (step % tc.checkpoint_interval == 0 || step == tc.max_steps) save("latest.safetensors");
+      if (request.on_progress) request.on_progress(progress);
+    }
+    if (stop_after_step && step < tc.max_steps) {  // seen by every rank at the same step
+      result.interrupted = true;
+      break;
+    }
   }
-  if (result.interrupted || step == first_step) save("latest.safetensors");
+  if (writer && (result.interrupted || step == first_step)) save("latest.safetensors");
 
   if (request.profile) result.profile = profile_snapshot();
   set_profiling(false);
   result.tensor_pool = tensor_pool_stats();
   result.step = step;
   result.best_val_loss = best_val;
+  result.ranks = comm.size();
+  result.allreduce_s = gradients ? gradients->allreduce_seconds() : 0.0;
+  result.training_s = training_s;
+  result.steps_run = step - first_step;
   result.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
   result.tokens_per_s = static_cast<double>((step - first_step) * B * T) / std::max(training_s, 1e-9);
   return result;

@@ -2,6 +2,9 @@
 // decay, global-norm clipping, periodic validation and probe accuracy, and a run
 // directory (config.json, metrics.jsonl, latest and best checkpoints) that a resumed
 // run continues bit for bit. Reports progress through a callback; prints nothing.
+// Given a communicator of several ranks (mpirun), trains data-parallel: each rank takes
+// a share of every global batch, gradients are summed over the ranks, and rank 0 alone
+// writes the run directory and reports progress (jobs/data_parallel.h).
 #pragma once
 
 #include <atomic>
@@ -10,6 +13,7 @@
 #include <functional>
 #include <optional>
 
+#include "dist/communicator.h"
 #include "io/config.h"
 #include "kernels/profile.h"
 #include "tensor/tensor.h"
@@ -38,6 +42,10 @@ struct TrainResult {
   // the process (primitive creation, first allocations) left out when there were more.
   std::optional<ProfileReport> profile;
   TensorPoolStats tensor_pool;  // the storage pool at the end of the run
+  int ranks = 1;                // processes that trained together
+  double allreduce_s = 0.0;     // with ranks > 1: time in the gradient allreduce, waits for peers included
+  double training_s = 0.0;      // time in training steps, the allreduce included
+  int64_t steps_run = 0;        // steps of this process (a resumed run's are after its checkpoint)
 };
 
 struct TrainRequest {
@@ -46,6 +54,8 @@ struct TrainRequest {
   std::function<void(const TrainProgress&)> on_progress;  // every step
   const std::atomic<bool>* stop_requested = nullptr;      // set by SIGINT
   bool profile = false;  // time the steps per op family (TrainResult::profile)
+  // The job's processes; null or a single rank: train alone, exactly as without MPI.
+  Communicator* communicator = nullptr;
 };
 
 TrainResult train(const TrainRequest& request);
