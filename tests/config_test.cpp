@@ -129,6 +129,7 @@ TEST(ConfigTest, OutOfRangeValuesNameKeyAndValue) {
       {{{"model", {{"mlp_ratio", 0}}}}, "model.mlp_ratio must be >= 1, found 0"},
       {{{"model", {{"vocab_size", 0}}}}, "model.vocab_size must be >= 1, found 0"},
       {{{"model", {{"n_embd", 4194304}}}}, "model.n_embd must be <= 1048576, found 4194304"},
+      {{{"model", {{"block_size", 1048576}}}}, "model.block_size * model.n_embd = 1048576 * 64 exceeds 16777216"},
       {{{"model", {{"position", "alibi"}}}}, "model.position must be \"rope\" or \"learned\", found \"alibi\""},
       {{{"model", {{"n_embd", 6}, {"n_head", 2}}}}, "model.position \"rope\" needs an even head width, found n_embd / n_head = 3"},
       {{{"model", {{"dropout", 1.0}}}}, "model.dropout must be in [0, 1), found 1.0"},

@@ -24,6 +24,7 @@ using nlohmann::json;
 // Model dimensions above this are refused: with every factor below 2^20 the largest
 // tensor, [mlp_ratio*D, D], still counts its elements in an int64.
 constexpr int64_t kMaxModelDim = int64_t(1) << 20;
+constexpr int64_t kMaxPositionsTimesWidth = int64_t(1) << 24;
 
 // Calls visit(section, key, field) for every key, in SPEC order; ConfigT may be const.
 template <class ConfigT, class Visit>
@@ -204,6 +205,12 @@ void validate_config(const Config& c) {
     require(value >= 1, name, value, ">= 1");
     require(value <= kMaxModelDim, name, value, "<= " + std::to_string(kMaxModelDim));
   }
+  // RoPE tables, position embeddings and every layer's KV cache grow as block_size * n_embd;
+  // bounding the product keeps a hand-made config or checkpoint from claiming gigabytes
+  // that no tensor in the file accounts for (2^24 floats: 64 MB per table).
+  if (m.block_size * m.n_embd > kMaxPositionsTimesWidth)
+    throw InputError("model.block_size * model.n_embd = " + std::to_string(m.block_size) + " * " +
+                     std::to_string(m.n_embd) + " exceeds " + std::to_string(kMaxPositionsTimesWidth));
   if (m.n_embd % m.n_head != 0)
     throw InputError("model.n_embd = " + std::to_string(m.n_embd) + " must be divisible by model.n_head = " +
                      std::to_string(m.n_head));
