@@ -51,8 +51,9 @@ Gpt::Gpt(const ModelConfig& config) : config_(config) {
 void Gpt::initialize(Rng& rng) {
   const double std_weight = 0.02;
   const double std_residual = 0.02 / std::sqrt(2.0 * static_cast<double>(config_.n_layer));
-  for (auto& [name, var] : params_.all()) {
-    Tensor& t = var.value();
+  for (auto& parameter : params_.all()) {
+    const std::string& name = parameter.name;  // a named reference: clang's lambdas cannot capture a structured binding
+    Tensor& t = parameter.var.value();
     auto ends_with = [&](const char* suffix) {
       const size_t n = std::strlen(suffix);
       return name.size() >= n && name.compare(name.size() - n, n, suffix) == 0;
