@@ -61,6 +61,25 @@ void add_scaled(float* dst, const float* src, float factor, int64_t n, bool accu
 // The GEMM's beta for a gradient that is added into (1) or written fresh (0).
 float beta_for(bool accumulate) { return accumulate ? 1.0f : 0.0f; }
 
+// The gradients of out [rows,out] = x [rows,in] @ W^T + b (+ residual, handled by the
+// caller), shared by linear and linear_residual. Gradients not yet written are overwritten.
+void linear_backward(Var& x, Var& weight, Var& bias, const Tensor& dout, int64_t rows, int64_t in,
+                     int64_t out_width) {
+  bool accumulate = false;
+  if (x.requires_grad()) {  // dx [rows,in] += dout [rows,out] @ W [out,in]
+    float* dx = x.grad_sink(accumulate);
+    batched_gemm(false, false, 1, rows, in, out_width, dout.data(), weight.value().data(), beta_for(accumulate), dx);
+  }
+  if (weight.requires_grad()) {  // dW [out,in] += dout^T [out,rows] @ x [rows,in]
+    float* dweight = weight.grad_sink(accumulate);
+    batched_gemm(true, false, 1, out_width, in, rows, dout.data(), x.value().data(), beta_for(accumulate), dweight);
+  }
+  if (bias.requires_grad()) {  // db [out] += sum over rows of dout
+    float* dbias = bias.grad_sink(accumulate);
+    add_row_sums(dbias, dout.data(), rows, out_width, accumulate);
+  }
+}
+
 }  // namespace
 
 Var matmul(const Var& a, const Var& b, bool transpose_b) {
@@ -135,20 +154,7 @@ Var linear(const Var& x, const Var& weight, const Var& bias) {
   if (bias.defined()) inputs.push_back(bias);
   return make_result(out, std::move(inputs), [x = x, weight = weight, bias = bias, rows, in, out_width](const Tensor& dout) mutable {
     ProfileScope scope(OpFamily::other);
-    // out [rows,out] = x [rows,in] @ W^T + b. Gradients not yet written are overwritten.
-    bool accumulate = false;
-    if (x.requires_grad()) {  // dx [rows,in] += dout [rows,out] @ W [out,in]
-      float* dx = x.grad_sink(accumulate);
-      batched_gemm(false, false, 1, rows, in, out_width, dout.data(), weight.value().data(), beta_for(accumulate), dx);
-    }
-    if (weight.requires_grad()) {  // dW [out,in] += dout^T [out,rows] @ x [rows,in]
-      float* dweight = weight.grad_sink(accumulate);
-      batched_gemm(true, false, 1, out_width, in, rows, dout.data(), x.value().data(), beta_for(accumulate), dweight);
-    }
-    if (bias.requires_grad()) {  // db [out] += sum over rows of dout
-      float* dbias = bias.grad_sink(accumulate);
-      add_row_sums(dbias, dout.data(), rows, out_width, accumulate);
-    }
+    linear_backward(x, weight, bias, dout, rows, in, out_width);
   });
 }
 
@@ -185,19 +191,7 @@ Var linear_residual(const Var& residual, const Var& x, const Var& weight, const 
   return make_result(out, std::move(inputs),
                      [residual = residual, x = x, weight = weight, bias = bias, rows, in, out_width](const Tensor& dout) mutable {
     ProfileScope scope(OpFamily::other);
-    bool accumulate = false;
-    if (x.requires_grad()) {  // dx [rows,in] += dout [rows,out] @ W [out,in]
-      float* dx = x.grad_sink(accumulate);
-      batched_gemm(false, false, 1, rows, in, out_width, dout.data(), weight.value().data(), beta_for(accumulate), dx);
-    }
-    if (weight.requires_grad()) {  // dW [out,in] += dout^T [out,rows] @ x [rows,in]
-      float* dweight = weight.grad_sink(accumulate);
-      batched_gemm(true, false, 1, out_width, in, rows, dout.data(), x.value().data(), beta_for(accumulate), dweight);
-    }
-    if (bias.requires_grad()) {  // db [out] += sum over rows of dout
-      float* dbias = bias.grad_sink(accumulate);
-      add_row_sums(dbias, dout.data(), rows, out_width, accumulate);
-    }
+    linear_backward(x, weight, bias, dout, rows, in, out_width);
     // d residual = dout: last, since it may hand dout's storage over to the residual.
     if (residual.requires_grad()) residual.accumulate_grad(dout);
   });

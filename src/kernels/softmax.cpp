@@ -30,10 +30,13 @@ void causal_softmax_forward(float* weights, const float* scores, int64_t batch, 
   }
 }
 
+namespace {
+
 // The Jacobian of softmax is diag(w) - w w^T, so ds = w * (dw - <w, dw>); masked keys
-// had w = 0 and get nothing.
-void causal_softmax_backward(float* dscores, const float* dweights, const float* weights, int64_t batch,
-                             int64_t Tq, int64_t Tk) {
+// had w = 0 and get nothing. One loop for both entry points: added into dscores
+// (accumulate), or written as scale * ds with exact zeros where masked.
+void softmax_backward_rows(float* dscores, const float* dweights, const float* weights, int64_t batch, int64_t Tq,
+                           int64_t Tk, float scale, bool accumulate) {
   MG_CHECK(Tq <= Tk, "causal softmax needs Tq <= Tk");
   const int64_t rows = batch * Tq;
 #pragma omp parallel for if (rows * Tk > kParallelWork)
@@ -44,25 +47,25 @@ void causal_softmax_backward(float* dscores, const float* dweights, const float*
     float* ds = dscores + r * Tk;
     float dot = 0.0f;
     for (int64_t k = 0; k < visible; ++k) dot += w[k] * dw[k];
-    for (int64_t k = 0; k < visible; ++k) ds[k] += w[k] * (dw[k] - dot);
+    if (accumulate) {
+      for (int64_t k = 0; k < visible; ++k) ds[k] += w[k] * (dw[k] - dot);
+    } else {
+      for (int64_t k = 0; k < visible; ++k) ds[k] = scale * (w[k] * (dw[k] - dot));
+      for (int64_t k = visible; k < Tk; ++k) ds[k] = 0.0f;
+    }
   }
+}
+
+}  // namespace
+
+void causal_softmax_backward(float* dscores, const float* dweights, const float* weights, int64_t batch,
+                             int64_t Tq, int64_t Tk) {
+  softmax_backward_rows(dscores, dweights, weights, batch, Tq, Tk, 1.0f, true);
 }
 
 void causal_softmax_backward_scaled(float* dscores, const float* dweights, const float* weights, int64_t batch,
                                     int64_t Tq, int64_t Tk, float scale) {
-  MG_CHECK(Tq <= Tk, "causal softmax needs Tq <= Tk");
-  const int64_t rows = batch * Tq;
-#pragma omp parallel for if (rows * Tk > kParallelWork)
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t visible = Tk - Tq + r % Tq + 1;
-    const float* w = weights + r * Tk;
-    const float* dw = dweights + r * Tk;
-    float* ds = dscores + r * Tk;
-    float dot = 0.0f;
-    for (int64_t k = 0; k < visible; ++k) dot += w[k] * dw[k];
-    for (int64_t k = 0; k < visible; ++k) ds[k] = scale * (w[k] * (dw[k] - dot));
-    for (int64_t k = visible; k < Tk; ++k) ds[k] = 0.0f;
-  }
+  softmax_backward_rows(dscores, dweights, weights, batch, Tq, Tk, scale, false);
 }
 
 }  // namespace mg

@@ -32,7 +32,7 @@ struct GemmCase {
 };
 
 GemmArgs dense(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, float beta = 0.0f) {
-  GemmArgs g = tight_gemm_args(trans_a, trans_b, M, N, K);
+  GemmArgs g = mg::tight_gemm_args(trans_a, trans_b, M, N, K);
   g.beta = beta;
   return g;
 }
@@ -46,16 +46,20 @@ GemmArgs batched(int64_t batch, int64_t M, int64_t N, int64_t K, bool trans_a, b
   return g;
 }
 
-// Per linear y = x W^T: forward x W^T (B^T), dx = dy W, dW += dy^T x (A^T, K = 2048, beta 1).
+// Per linear y = x W^T: forward x W^T (B^T), dx = dy W, dW += dy^T x (A^T, K = 2048, beta 1);
+// q, k and v come from one [3D,D] GEMM.
 // Attention per block, 64 = B*H heads: s = q k^T and dw = do v^T ([64,32]x[32,64]^T form),
 // o = w v and dq = ds k, dk = ds^T q and dv = w^T do.
 std::vector<GemmCase> model_cases() {
   const int64_t rows = 2048, D = 64, F = 256, V = 79, heads = 64, T = 64, d = 32;
   const int blocks = 4;
   return {
-      {"qkvo_fwd_2048x64x64", dense(rows, D, D, false, true), 4 * blocks},
-      {"qkvo_dx_2048x64x64", dense(rows, D, D, false, false), 4 * blocks},
-      {"qkvo_dW_64x64x2048", dense(D, D, rows, true, false, 1.0f), 4 * blocks},
+      {"qkv_fwd_2048x192x64", dense(rows, 3 * D, D, false, true), blocks},
+      {"qkv_dx_2048x64x192", dense(rows, D, 3 * D, false, false), blocks},
+      {"qkv_dW_192x64x2048", dense(3 * D, D, rows, true, false, 1.0f), blocks},
+      {"o_fwd_2048x64x64", dense(rows, D, D, false, true), blocks},
+      {"o_dx_2048x64x64", dense(rows, D, D, false, false), blocks},
+      {"o_dW_64x64x2048", dense(D, D, rows, true, false, 1.0f), blocks},
       {"fc_fwd_2048x256x64", dense(rows, F, D, false, true), blocks},
       {"fc_dx_2048x64x256", dense(rows, D, F, false, false), blocks},
       {"fc_dW_256x64x2048", dense(F, D, rows, true, false, 1.0f), blocks},
