@@ -17,6 +17,8 @@
 namespace mg {
 namespace {
 
+using test::config_of;
+
 // SPEC's init (std 0.02) leaves attention almost uniform, where a wrong rotation or a
 // wrong key would barely move the logits. Weights of std 0.3 and LayerNorm gains and
 // biases away from 1 and 0 make every head's weights sharp and every parameter matter.
@@ -29,18 +31,6 @@ Gpt sharp_model(const ModelConfig& config, uint64_t seed) {
     for (float& w : var.value().span()) w = static_cast<float>((gain ? 1.0 : 0.0) + 0.3 * rng.normal());
   }
   return model;
-}
-
-ModelConfig config_of(int64_t n_layer, int64_t n_embd, int64_t n_head, int64_t block_size, int64_t vocab_size,
-                      const std::string& position) {
-  ModelConfig c;
-  c.n_layer = n_layer;
-  c.n_embd = n_embd;
-  c.n_head = n_head;
-  c.block_size = block_size;
-  c.vocab_size = vocab_size;
-  c.position = position;
-  return c;
 }
 
 // Logits [V] of the last position of a full forward over ids (at positions 0..n-1).

@@ -145,7 +145,9 @@ Var linear(const Var& x, const Var& weight, const Var& bias) {
   // Start every row at the bias and let the GEMM add x W^T on top (beta = 1).
   if (bias.defined()) {
     const float* b = bias.value().data();
-    for (int64_t r = 0; r < rows; ++r) std::copy(b, b + out_width, out.data() + r * out_width);
+    float* o = out.data();
+#pragma omp parallel for if (rows * out_width > kParallelWork)
+    for (int64_t r = 0; r < rows; ++r) std::copy(b, b + out_width, o + r * out_width);
   }
   batched_gemm(false, true, 1, rows, out_width, in, x.value().data(), weight.value().data(),
                bias.defined() ? 1.0f : 0.0f, out.data());
