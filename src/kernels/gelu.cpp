@@ -5,11 +5,11 @@
 // branch-free approximations that the compiler turns into AVX2 loops:
 //   - erfc(z) ~ t exp(-z^2 + P(t)), t = 1/(1 + z/2), z >= 0 (Numerical Recipes, "erfcc"):
 //     relative error below 1.2e-7 for every z, so the lower tail keeps its relative accuracy;
-//   - exp(x) = 2^n exp(r), n = round(x / ln 2), |r| <= ln2/2, exp(r) by Cephes' degree-6
-//     polynomial (about 1 ulp).
+//   - exp by kernels/exp_approx.h (about 1 ulp).
 // Against erf in double the result is within 4e-7 absolute over [-20, 20], better than
 // 0.5 x (1 + std::erf(x / sqrt2)) in float; the tests hold both passes to that.
 #include "kernels/gelu.h"
+#include "kernels/exp_approx.h"
 
 #include <algorithm>
 #include <bit>
@@ -28,22 +28,6 @@ constexpr float kInvSqrt2Pi = 0.39894228040143268f;  // 1 / sqrt(2 pi)
 // float select that feeds more arithmetic.
 inline float min_nonnegative(float v, float cap) {
   return std::bit_cast<float>(std::min(std::bit_cast<int32_t>(v), std::bit_cast<int32_t>(cap)));
-}
-
-// exp(x) for x in [-87, 0], the range its callers clamp to (2^n stays a normal float).
-inline float exp_approx(float x) {
-  // round(x / ln 2): adding and subtracting 1.5 * 2^23 rounds to the nearest integer.
-  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;  // x - n ln2, ln2 split in two
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  const float exp_r = p * r * r + r + 1.0f;
-  const float two_to_n = std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
-  return exp_r * two_to_n;
 }
 
 // Phi(x) = P(N(0,1) <= x) through erfc(|x| / sqrt 2). |x| / sqrt 2 is capped at 9, where
