@@ -61,6 +61,21 @@ void add_scaled(float* dst, const float* src, float factor, int64_t n, bool accu
 // The GEMM's beta for a gradient that is added into (1) or written fresh (0).
 float beta_for(bool accumulate) { return accumulate ? 1.0f : 0.0f; }
 
+// The output shape of x [...,in] @ W^T [in,out] (+ b [out]), or a ShapeError naming `op`.
+Shape linear_output_shape(const char* op, const Var& x, const Var& weight, const Var& bias) {
+  const Shape& sx = x.shape();
+  const Shape& sw = weight.shape();
+  if (sx.empty() || sw.size() != 2 || sw[1] != sx.back())
+    throw ShapeError(std::string(op) + ": x " + shape_str(sx) + " does not fit weight " + shape_str(sw) +
+                     " (expected weight [out," + std::to_string(sx.empty() ? 0 : sx.back()) + "])");
+  if (bias.defined() && bias.shape() != Shape{sw[0]})
+    throw ShapeError(std::string(op) + ": bias " + shape_str(bias.shape()) + " does not fit weight " + shape_str(sw) +
+                     " (expected [" + std::to_string(sw[0]) + "])");
+  Shape out = sx;
+  out.back() = sw[0];
+  return out;
+}
+
 // The gradients of out [rows,out] = x [rows,in] @ W^T + b (+ residual, handled by the
 // caller), shared by linear and linear_residual. Gradients not yet written are overwritten.
 void linear_backward(Var& x, Var& weight, Var& bias, const Tensor& dout, int64_t rows, int64_t in,
@@ -127,20 +142,11 @@ Var matmul(const Var& a, const Var& b, bool transpose_b) {
 }
 
 Var linear(const Var& x, const Var& weight, const Var& bias) {
-  const Shape& sx = x.shape();
-  const Shape& sw = weight.shape();
-  if (sx.empty() || sw.size() != 2 || sw[1] != sx.back())
-    throw ShapeError("linear: x " + shape_str(sx) + " does not fit weight " + shape_str(sw) +
-                     " (expected weight [out," + std::to_string(sx.empty() ? 0 : sx.back()) + "])");
-  const int64_t in = sw[1], out_width = sw[0];
-  if (bias.defined() && bias.shape() != Shape{out_width})
-    throw ShapeError("linear: bias " + shape_str(bias.shape()) + " does not fit weight " + shape_str(sw) +
-                     " (expected [" + std::to_string(out_width) + "])");
+  const Shape out_shape = linear_output_shape("linear", x, weight, bias);
+  const int64_t in = weight.shape()[1], out_width = weight.shape()[0];
   const int64_t rows = x.value().numel() / in;
   ProfileScope scope(OpFamily::other);  // the bias; the product is charged to GEMM
 
-  Shape out_shape = sx;
-  out_shape.back() = out_width;
   Tensor out = Tensor::empty(out_shape);
   // Start every row at the bias and let the GEMM add x W^T on top (beta = 1).
   if (bias.defined()) {
@@ -161,20 +167,11 @@ Var linear(const Var& x, const Var& weight, const Var& bias) {
 }
 
 Var linear_residual(const Var& residual, const Var& x, const Var& weight, const Var& bias) {
-  const Shape& sx = x.shape();
-  const Shape& sw = weight.shape();
-  if (sx.empty() || sw.size() != 2 || sw[1] != sx.back())
-    throw ShapeError("linear_residual: x " + shape_str(sx) + " does not fit weight " + shape_str(sw) +
-                     " (expected weight [out," + std::to_string(sx.empty() ? 0 : sx.back()) + "])");
-  const int64_t in = sw[1], out_width = sw[0];
-  Shape out_shape = sx;
-  out_shape.back() = out_width;
+  const Shape out_shape = linear_output_shape("linear_residual", x, weight, bias);
+  const int64_t in = weight.shape()[1], out_width = weight.shape()[0];
   if (residual.shape() != out_shape)
     throw ShapeError("linear_residual: residual " + shape_str(residual.shape()) + " does not fit the output " +
                      shape_str(out_shape));
-  if (bias.defined() && bias.shape() != Shape{out_width})
-    throw ShapeError("linear_residual: bias " + shape_str(bias.shape()) + " does not fit weight " + shape_str(sw) +
-                     " (expected [" + std::to_string(out_width) + "])");
   const int64_t rows = x.value().numel() / in;
   ProfileScope scope(OpFamily::other);
 
