@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   g++ cmake make            # toolchain
   libdnnl-dev               # oneDNN 2.6 (matmul, layer norm, eltwise, softmax)
+  ocl-icd-opencl-dev        # oneDNN's CMake config calls find_package(OpenCL REQUIRED); libdnnl-dev only recommends it
   libopenblas-openmp-dev    # OpenBLAS built on OpenMP: one thread pool shared with oneDNN
   libcli11-dev              # command line
   nlohmann-json3-dev        # configs, checkpoint headers, metrics
@@ -15,7 +16,14 @@ packages=(
   clang libclang-rt-14-dev  # fuzzing: clang++ and libFuzzer (libclang_rt.fuzzer) with its ASan/UBSan
   libomp-dev                # clang++'s OpenMP runtime, for the fuzz build (g++'s ASan build uses libgomp)
   libopenmpi-dev openmpi-bin  # data-parallel training: `mpirun -np N mini-gpt train` (CMake option MINI_GPT_MPI)
+  qemu-user                 # the test that runs the baseline build on an emulated pre-AVX CPU (Nehalem)
 )
+
+# --list: print the packages, one a line (scripts/check_bare_setup.sh purges exactly these).
+if [ "${1:-}" = "--list" ]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do

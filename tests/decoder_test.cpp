@@ -10,7 +10,7 @@
 
 #include "kernels/runtime.h"
 #include "nn/decoder.h"
-#include "nn/packed_linear.h"
+#include "kernels/packed_linear.h"
 #include "tensor/error.h"
 #include "test_support.h"
 

@@ -14,4 +14,8 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* x, con
 void layernorm_backward(float* dx, float* dweight, float* dbias, const float* dout, const float* x,
                         const float* weight, const float* mean, const float* rstd, int64_t rows, int64_t D);
 
+// One row [D], on the calling thread: the decoder's per-position LayerNorm (an OpenMP
+// region costs more to enter than a 64-wide row's work).
+void layernorm_row(float* out, const float* x, const float* weight, const float* bias, int64_t D, float eps);
+
 }  // namespace mg

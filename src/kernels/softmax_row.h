@@ -1,8 +1,9 @@
 // One row's max-subtracted softmax, shared by the causal softmax and cross-entropy so that
-// both compute it the same way (stable for logits of +-1e4).
+// both compute it the same way (stable for logits of +-1e4). Always inlined, and with no
+// std:: algorithm inside: kernels/cpu/ compiles it for three instruction sets, and an
+// out-of-line copy could be shared with baseline callers (see kernels/cpu_kernels.h).
 #pragma once
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -14,8 +15,9 @@ struct SoftmaxRowStats {
 };
 
 // p[0..n) = softmax(x[0..n)); n >= 1. p may alias x.
-inline SoftmaxRowStats softmax_row(float* p, const float* x, int64_t n) {
-  const float max = *std::max_element(x, x + n);
+[[gnu::always_inline]] inline SoftmaxRowStats softmax_row(float* p, const float* x, int64_t n) {
+  float max = x[0];
+  for (int64_t v = 1; v < n; ++v) max = x[v] > max ? x[v] : max;
   float sum = 0.0f;
   for (int64_t v = 0; v < n; ++v) {
     p[v] = std::exp(x[v] - max);

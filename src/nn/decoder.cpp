@@ -1,9 +1,8 @@
 // The decoder's forward (decoder.h): SPEC section 1 for rows of one sequence.
-// GELU and the softmax row come from kernels/, so they compute what training computes.
-// LayerNorm and RoPE are written out here for one row: kernels/ wraps them in an OpenMP
+// GELU, the softmax row and the LayerNorm row come from kernels/, so they compute what
+// training computes. RoPE is written out here for one row: kernels/ wraps it in an OpenMP
 // parallel region, which costs about 0.5 us to enter even when it runs on one thread,
-// more than a 64-wide row's work, and a step has 2 n_layer + 1 LayerNorms and
-// 2 n_layer n_head rotations.
+// more than a 32-wide row's work, and a step has 2 n_layer n_head rotations.
 #include "nn/decoder.h"
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <string>
 
 #include "kernels/gelu.h"
+#include "kernels/layernorm.h"
 #include "kernels/softmax_row.h"
 #include "tensor/error.h"
 
@@ -30,20 +30,6 @@ PackedLinear packed(const Gpt& model, const std::string& weight, const std::stri
   const Tensor& w = model.parameters().get(weight).value();  // [out, in]
   const float* b = bias.empty() ? nullptr : model.parameters().get(bias).value().data();
   return PackedLinear(w.data(), b, w.dim(0), w.dim(1));
-}
-
-// out[D] = (x - mean) / sqrt(var + eps) * weight + bias, with the biased variance. Two
-// passes (the mean, then the mean squared deviation) stay accurate when |mean| >> std.
-void layer_norm_row(float* out, const float* x, const float* weight, const float* bias, int64_t D, float eps) {
-  float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t j = 0; j < D; ++j) sum += x[j];
-  const float mean = sum / static_cast<float>(D);
-  float squares = 0.0f;
-#pragma omp simd reduction(+ : squares)
-  for (int64_t j = 0; j < D; ++j) squares += (x[j] - mean) * (x[j] - mean);
-  const float rstd = 1.0f / std::sqrt(squares / static_cast<float>(D) + eps);
-  for (int64_t j = 0; j < D; ++j) out[j] = (x[j] - mean) * rstd * weight[j] + bias[j];
 }
 
 // Rotates the pairs (v[2i], v[2i+1]) of one head vector [d] by the table's angles at position.
@@ -130,7 +116,7 @@ std::span<const float> Decoder::append(std::span<const int32_t> ids) {
     // layer's attention only the last row feeds the logits.
     const int64_t first = (l + 1 == layers_.size()) ? n - 1 : 0, rows = n - first;
     for (int64_t t = 0; t < n; ++t)
-      layer_norm_row(h_.data() + t * D_, x_.data() + t * D_, layer.ln1_weight.data(), layer.ln1_bias.data(), D_, eps);
+      layernorm_row(h_.data() + t * D_, x_.data() + t * D_, layer.ln1_weight.data(), layer.ln1_bias.data(), D_, eps);
     layer.qkv.forward(qkv_.data(), 3 * D_, h_.data(), D_, n, false);  // [n, 3D]
     attention(layer, first, n);                                      // heads_ rows first..n-1
     float* x = x_.data() + first * D_;
@@ -139,7 +125,7 @@ std::span<const float> Decoder::append(std::span<const int32_t> ids) {
     float* h = h_.data() + first * D_;
     float* hidden = hidden_.data() + first * F_;
     for (int64_t t = 0; t < rows; ++t)
-      layer_norm_row(h + t * D_, x + t * D_, layer.ln2_weight.data(), layer.ln2_bias.data(), D_, eps);
+      layernorm_row(h + t * D_, x + t * D_, layer.ln2_weight.data(), layer.ln2_bias.data(), D_, eps);
     layer.fc.forward(hidden, F_, h, D_, rows, false);  // [rows, F] = h W1^T + b1
     gelu_forward(hidden, hidden, rows * F_);
     layer.proj.forward(x, D_, hidden, F_, rows, true);  // x += GELU(.) W2^T + b2
@@ -147,7 +133,7 @@ std::span<const float> Decoder::append(std::span<const int32_t> ids) {
   length_ += n;
 
   const float* last = x_.data() + (n - 1) * D_;
-  layer_norm_row(h_.data(), last, lnf_weight_.data(), lnf_bias_.data(), D_, eps);
+  layernorm_row(h_.data(), last, lnf_weight_.data(), lnf_bias_.data(), D_, eps);
   head_.forward(logits_.data(), V_, h_.data(), D_, 1, false);  // [V] = ln_f(x) head^T
   return logits_;
 }

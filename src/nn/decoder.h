@@ -1,7 +1,7 @@
 // Inference for generation: the SPEC section 1 forward of one sequence, a position at a
 // time, with each layer's keys and values kept (the KV cache). No autograd, no tensors:
 // the weights are copied from a Gpt once and packed for matrix-vector products
-// (nn/packed_linear.h), and every buffer is sized for block_size positions up front, so
+// (kernels/packed_linear.h), and every buffer is sized for block_size positions up front, so
 // a step allocates nothing. Each new position costs one row through every layer plus its
 // attention over the cached keys.
 #pragma once
@@ -12,7 +12,7 @@
 
 #include "kernels/rope.h"
 #include "nn/gpt.h"
-#include "nn/packed_linear.h"
+#include "kernels/packed_linear.h"
 
 namespace mg {
 

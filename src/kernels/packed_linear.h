@@ -3,7 +3,8 @@
 // matrix-vector products, too small for a GEMM library (call and packing overhead) and
 // bound by streaming the weights. Here W is repacked once into panels of up to 64 outputs,
 // each panel [in, width] contiguous: a row's product walks each panel front to back with
-// its 64 sums held in 8 AVX2 registers, and several rows reuse a panel while it sits in L1.
+// its 64 sums held in 8 vector registers, and several rows reuse a panel while it sits in
+// L1. The panel kernel is compiled per CPU variant (kernels/cpu/matvec.cpp).
 #pragma once
 
 #include <cstdint>

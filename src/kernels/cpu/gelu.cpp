@@ -2,16 +2,15 @@
 //
 // libm's erff and expf are scalar calls that the compiler cannot vectorise, and at the
 // MLP's [B*T, 4D] they cost more than the MLP's GEMMs. So Phi is computed here from two
-// branch-free approximations that the compiler turns into AVX2 loops:
+// branch-free approximations that the compiler turns into vector loops:
 //   - erfc(z) ~ t exp(-z^2 + P(t)), t = 1/(1 + z/2), z >= 0 (Numerical Recipes, "erfcc"):
 //     relative error below 1.2e-7 for every z, so the lower tail keeps its relative accuracy;
 //   - exp by kernels/exp_approx.h (about 1 ulp).
 // Against erf in double the result is within 4e-7 absolute over [-20, 20], better than
 // 0.5 x (1 + std::erf(x / sqrt2)) in float; the tests hold both passes to that.
-#include "kernels/gelu.h"
+#include "kernels/cpu/variant.h"
 #include "kernels/exp_approx.h"
 
-#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -27,7 +26,8 @@ constexpr float kInvSqrt2Pi = 0.39894228040143268f;  // 1 / sqrt(2 pi)
 // bits read as integers, and an integer min vectorises where GCC will not if-convert a
 // float select that feeds more arithmetic.
 inline float min_nonnegative(float v, float cap) {
-  return std::bit_cast<float>(std::min(std::bit_cast<int32_t>(v), std::bit_cast<int32_t>(cap)));
+  const int32_t a = std::bit_cast<int32_t>(v), b = std::bit_cast<int32_t>(cap);
+  return std::bit_cast<float>(a < b ? a : b);
 }
 
 // Phi(x) = P(N(0,1) <= x) through erfc(|x| / sqrt 2). |x| / sqrt 2 is capped at 9, where
@@ -57,18 +57,21 @@ inline float normal_pdf(float x) { return kInvSqrt2Pi * exp_approx(-0.5f * min_n
 
 }  // namespace
 
-void gelu_forward(float* out, const float* x, int64_t n) {
+template <>
+void Kernels::gelu_forward(float* out, const float* x, int64_t n) {
 #pragma omp parallel for simd if (parallel : n > kParallelWork)
   for (int64_t i = 0; i < n; ++i) out[i] = x[i] * normal_cdf(x[i]);
 }
 
 // d/dx [x Phi(x)] = Phi(x) + x phi(x).
-void gelu_backward(float* dx, const float* dout, const float* x, int64_t n) {
+template <>
+void Kernels::gelu_backward(float* dx, const float* dout, const float* x, int64_t n) {
 #pragma omp parallel for simd if (parallel : n > kParallelWork)
   for (int64_t i = 0; i < n; ++i) dx[i] += dout[i] * (normal_cdf(x[i]) + x[i] * normal_pdf(x[i]));
 }
 
-void gelu_backward_overwrite(float* dx, const float* dout, const float* x, int64_t n) {
+template <>
+void Kernels::gelu_backward_overwrite(float* dx, const float* dout, const float* x, int64_t n) {
 #pragma omp parallel for simd if (parallel : n > kParallelWork)
   for (int64_t i = 0; i < n; ++i) dx[i] = dout[i] * (normal_cdf(x[i]) + x[i] * normal_pdf(x[i]));
 }

@@ -2,13 +2,8 @@
 // Query row i sees the first Tk - Tq + i + 1 keys; the max over those is subtracted
 // before exp, so scores of +-1e4 neither overflow nor vanish. Masked weights are
 // written as exact zeros, never exp(-inf).
-#include "kernels/softmax.h"
+#include "kernels/cpu/variant.h"
 #include "kernels/softmax_row.h"
-
-#include <algorithm>
-#include <cmath>
-
-#include "tensor/error.h"
 
 namespace mg {
 namespace {
@@ -17,8 +12,8 @@ constexpr int64_t kParallelWork = 1 << 14;
 
 }  // namespace
 
-void causal_softmax_forward(float* weights, const float* scores, int64_t batch, int64_t Tq, int64_t Tk) {
-  MG_CHECK(Tq <= Tk, "causal softmax needs Tq <= Tk");
+template <>
+void Kernels::causal_softmax_forward(float* weights, const float* scores, int64_t batch, int64_t Tq, int64_t Tk) {
   const int64_t rows = batch * Tq;
 #pragma omp parallel for if (rows * Tk > kParallelWork)
   for (int64_t r = 0; r < rows; ++r) {
@@ -30,14 +25,12 @@ void causal_softmax_forward(float* weights, const float* scores, int64_t batch, 
   }
 }
 
-namespace {
-
 // The Jacobian of softmax is diag(w) - w w^T, so ds = w * (dw - <w, dw>); masked keys
 // had w = 0 and get nothing. One loop for both entry points: added into dscores
 // (accumulate), or written as scale * ds with exact zeros where masked.
-void softmax_backward_rows(float* dscores, const float* dweights, const float* weights, int64_t batch, int64_t Tq,
-                           int64_t Tk, float scale, bool accumulate) {
-  MG_CHECK(Tq <= Tk, "causal softmax needs Tq <= Tk");
+template <>
+void Kernels::softmax_backward_rows(float* dscores, const float* dweights, const float* weights, int64_t batch,
+                                    int64_t Tq, int64_t Tk, float scale, bool accumulate) {
   const int64_t rows = batch * Tq;
 #pragma omp parallel for if (rows * Tk > kParallelWork)
   for (int64_t r = 0; r < rows; ++r) {
@@ -54,18 +47,6 @@ void softmax_backward_rows(float* dscores, const float* dweights, const float* w
       for (int64_t k = visible; k < Tk; ++k) ds[k] = 0.0f;
     }
   }
-}
-
-}  // namespace
-
-void causal_softmax_backward(float* dscores, const float* dweights, const float* weights, int64_t batch,
-                             int64_t Tq, int64_t Tk) {
-  softmax_backward_rows(dscores, dweights, weights, batch, Tq, Tk, 1.0f, true);
-}
-
-void causal_softmax_backward_scaled(float* dscores, const float* dweights, const float* weights, int64_t batch,
-                                    int64_t Tq, int64_t Tk, float scale) {
-  softmax_backward_rows(dscores, dweights, weights, batch, Tq, Tk, scale, false);
 }
 
 }  // namespace mg

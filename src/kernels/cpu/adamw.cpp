@@ -1,11 +1,13 @@
-#include "kernels/adamw.h"
+// AdamW's update of one parameter tensor (adamw.h), element-wise.
+#include "kernels/cpu/variant.h"
 
 #include <cmath>
 
 namespace mg {
 
-void adamw_update(float* param, float* exp_avg, float* exp_avg_sq, const float* grad, int64_t n,
-                  const AdamWStep& s) {
+template <>
+void Kernels::adamw_update(float* param, float* exp_avg, float* exp_avg_sq, const float* grad, int64_t n,
+                           const AdamWStep& s) {
   const float b1 = static_cast<float>(s.beta1), b2 = static_cast<float>(s.beta2);
   const float decay = static_cast<float>(1.0 - s.lr * s.weight_decay);
   const float step_size = static_cast<float>(s.lr / s.bias_correction1);

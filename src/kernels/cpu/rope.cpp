@@ -1,0 +1,36 @@
+// Rotary position embedding's rotation (rope.h): pair i of a head vector at position p,
+// (x0, x1) -> (x0 c - x1 s, x0 s + x1 c) with c, s the table's cos and sin at p.
+// The inverse rotation (the backward: R orthogonal, so dx = R^T dy = R(-angle) dy) is
+// (g0, g1) -> (g0 c + g1 s, -g0 s + g1 c).
+#include "kernels/cpu/variant.h"
+
+namespace mg {
+namespace {
+
+constexpr int64_t kParallelWork = 1 << 14;
+
+}  // namespace
+
+// x, out [rows, T, d]; cos, sin [T, d/2] from the position of t = 0 on. Both inputs of a
+// pair are read before either output is written, so out may alias x.
+template <>
+void Kernels::rope_rotate(float* out, const float* x, const float* cos, const float* sin, int64_t rows, int64_t T,
+                          int64_t d, bool inverse, bool accumulate) {
+  const int64_t half = d / 2;
+  const float sign = inverse ? -1.0f : 1.0f;  // R(-angle): sin negated
+#pragma omp parallel for if (rows * T * d > kParallelWork)
+  for (int64_t rt = 0; rt < rows * T; ++rt) {
+    const float* c = cos + (rt % T) * half;  // [d/2]
+    const float* s = sin + (rt % T) * half;  // [d/2]
+    const float* xv = x + rt * d;
+    float* yv = out + rt * d;
+    for (int64_t i = 0; i < half; ++i) {
+      const float x0 = xv[2 * i], x1 = xv[2 * i + 1], si = sign * s[i];
+      const float y0 = x0 * c[i] - x1 * si, y1 = x0 * si + x1 * c[i];
+      yv[2 * i] = accumulate ? yv[2 * i] + y0 : y0;
+      yv[2 * i + 1] = accumulate ? yv[2 * i + 1] + y1 : y1;
+    }
+  }
+}
+
+}  // namespace mg

@@ -1,0 +1,124 @@
+// The public entry points of the kernels compiled per CPU variant: each is one call
+// through the active variant's table (cpu_kernels.h), plus what must not be compiled per
+// variant: argument checks, and scratch buffers held in std::vector.
+#include <vector>
+
+#include "kernels/adamw.h"
+#include "kernels/cpu_kernels.h"
+#include "kernels/cross_entropy.h"
+#include "kernels/gelu.h"
+#include "kernels/layernorm.h"
+#include "kernels/rope.h"
+#include "kernels/softmax.h"
+#include "tensor/error.h"
+
+namespace mg {
+
+void gelu_forward(float* out, const float* x, int64_t n) { cpu_kernels().gelu_forward(out, x, n); }
+
+void gelu_backward(float* dx, const float* dout, const float* x, int64_t n) {
+  cpu_kernels().gelu_backward(dx, dout, x, n);
+}
+
+void gelu_backward_overwrite(float* dx, const float* dout, const float* x, int64_t n) {
+  cpu_kernels().gelu_backward_overwrite(dx, dout, x, n);
+}
+
+void causal_softmax_forward(float* weights, const float* scores, int64_t batch, int64_t Tq, int64_t Tk) {
+  MG_CHECK(Tq <= Tk, "causal softmax needs Tq <= Tk");
+  cpu_kernels().causal_softmax_forward(weights, scores, batch, Tq, Tk);
+}
+
+void causal_softmax_backward(float* dscores, const float* dweights, const float* weights, int64_t batch,
+                             int64_t Tq, int64_t Tk) {
+  MG_CHECK(Tq <= Tk, "causal softmax needs Tq <= Tk");
+  cpu_kernels().softmax_backward_rows(dscores, dweights, weights, batch, Tq, Tk, 1.0f, true);
+}
+
+void causal_softmax_backward_scaled(float* dscores, const float* dweights, const float* weights, int64_t batch,
+                                    int64_t Tq, int64_t Tk, float scale) {
+  MG_CHECK(Tq <= Tk, "causal softmax needs Tq <= Tk");
+  cpu_kernels().softmax_backward_rows(dscores, dweights, weights, batch, Tq, Tk, scale, false);
+}
+
+void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* weight,
+                       const float* bias, int64_t rows, int64_t D, float eps) {
+  cpu_kernels().layernorm_forward(out, mean, rstd, x, weight, bias, rows, D, eps);
+}
+
+void layernorm_row(float* out, const float* x, const float* weight, const float* bias, int64_t D, float eps) {
+  cpu_kernels().layernorm_row(out, x, weight, bias, D, eps);
+}
+
+// dweight and dbias are sums over rows: per fixed block of kRowBlock rows into partials,
+// added here in block order, so the bits do not depend on the thread count.
+void layernorm_backward(float* dx, float* dweight, float* dbias, const float* dout, const float* x,
+                        const float* weight, const float* mean, const float* rstd, int64_t rows, int64_t D) {
+  constexpr int64_t kRowBlock = 32;
+  const int64_t blocks = (rows + kRowBlock - 1) / kRowBlock;
+  const bool want_params = dweight != nullptr || dbias != nullptr;
+  std::vector<float> dweight_part(want_params ? blocks * D : 0, 0.0f);  // [blocks, D]
+  std::vector<float> dbias_part(want_params ? blocks * D : 0, 0.0f);    // [blocks, D]
+  cpu_kernels().layernorm_backward_blocks(dx, want_params ? dweight_part.data() : nullptr,
+                                          want_params ? dbias_part.data() : nullptr, dout, x, weight, mean, rstd,
+                                          rows, D, kRowBlock);
+  for (int64_t blk = 0; blk < blocks && want_params; ++blk) {
+    for (int64_t j = 0; j < D; ++j) {
+      if (dweight) dweight[j] += dweight_part[blk * D + j];
+      if (dbias) dbias[j] += dbias_part[blk * D + j];
+    }
+  }
+}
+
+namespace {
+
+void rope(float* out, const float* x, const RopeTable& table, int64_t rows, int64_t T, int64_t d, int64_t offset,
+          bool inverse, bool accumulate) {
+  MG_CHECK(table.head_width == d && offset >= 0 && offset + T <= table.positions,
+           "RoPE table does not cover the input");
+  const int64_t half = d / 2;
+  cpu_kernels().rope_rotate(out, x, table.cos.data() + offset * half, table.sin.data() + offset * half, rows, T, d,
+                            inverse, accumulate);
+}
+
+}  // namespace
+
+void rope_forward(float* out, const float* x, const RopeTable& table, int64_t rows, int64_t T, int64_t d,
+                  int64_t offset) {
+  rope(out, x, table, rows, T, d, offset, false, false);
+}
+
+void rope_backward(float* dx, const float* dout, const RopeTable& table, int64_t rows, int64_t T, int64_t d,
+                   int64_t offset) {
+  rope(dx, dout, table, rows, T, d, offset, true, true);
+}
+
+void rope_backward_overwrite(float* dx, const float* dout, const RopeTable& table, int64_t rows, int64_t T,
+                             int64_t d, int64_t offset) {
+  rope(dx, dout, table, rows, T, d, offset, true, false);
+}
+
+// Per-row losses are summed in double, in row order, so the mean does not depend on the
+// thread count. The buffer is kept between calls: a training step of the same shape
+// reuses it instead of allocating one.
+double cross_entropy_forward(float* probs, const float* logits, const int32_t* targets, int64_t rows,
+                             int64_t V) {
+  thread_local std::vector<double> row_loss;
+  row_loss.resize(static_cast<size_t>(rows));
+  cpu_kernels().cross_entropy_rows(row_loss.data(), probs, logits, targets, rows, V);
+  double total = 0.0;
+  for (double loss : row_loss) total += loss;
+  return rows > 0 ? total / static_cast<double>(rows) : 0.0;
+}
+
+void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* targets, int64_t rows,
+                            int64_t V, float dloss) {
+  cpu_kernels().cross_entropy_backward(dlogits, probs, targets, rows, V, dloss);
+}
+
+void adamw_update(float* param, float* exp_avg, float* exp_avg_sq, const float* grad, int64_t n,
+                  const AdamWStep& s) {
+  cpu_kernels().adamw_update(param, exp_avg, exp_avg_sq, grad, n, s);
+}
+
+}  // namespace mg
