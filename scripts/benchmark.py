@@ -5,15 +5,17 @@
     python3 scripts/benchmark.py --rounds 3 --threads 1
 
 Each round runs, one after the other: mini-gpt training on configs/default.json shapes
-(batch 32, T 64), the reference's train-bench at its best BLAS setting (OpenBLAS's OpenMP
-build), mini-gpt sampling with the KV cache, and the reference's sample-bench with and
-without --kv-cache. Alternating the programs spreads the machine's noise over both, and
-only ratios measured in one run mean much. Then, in the same sitting, the machine's sgemm
-peak (numpy on OpenBLAS's OpenMP build, large squares, same threads) and `mini-gpt train
---profile` under each GEMM backend (oneDNN, OpenBLAS, reference): where a step's time goes
-per op family, and the achieved GFLOP/s as a share of that peak. Peak resident memory comes from wait4's rusage
-of each child. Where `/usr/bin/python3 -c 'import torch'` fails, the PyTorch side is
-skipped, saying so. A benchmark, not a test: it never fails on timing.
+(batch 32, T 64); train-bench of the PyTorch reference, scripts/torch_reference.py, on the
+same config file at its best BLAS setting (OpenBLAS's OpenMP build); mini-gpt sampling with
+the KV cache; and the reference's sample-bench with and without --kv-cache. Alternating the
+programs spreads the machine's noise over both, and only ratios measured in one run mean
+much. Then, in the same sitting, the machine's sgemm peak (numpy on OpenBLAS's OpenMP
+build, large squares, same threads) and `mini-gpt train --profile` under each GEMM backend
+(oneDNN, OpenBLAS, reference): where a step's time goes per op family, and the achieved
+GFLOP/s as a share of that peak. Peak resident memory comes from wait4's rusage of each
+child. Where `/usr/bin/python3 -c 'import torch'` fails, the PyTorch side is skipped,
+saying so (`bash scripts/setup_reference.sh` installs it). A benchmark, not a test: it
+never fails on timing.
 """
 
 import argparse
@@ -111,7 +113,7 @@ def main():
     parser.add_argument("--profile-steps", type=int, default=30, help="steps per profiled run (oneDNN, OpenBLAS)")
     parser.add_argument("--reference-steps", type=int, default=3, help="steps of the slow reference backend's profile")
     parser.add_argument("--no-profile", action="store_true", help="skip the sgemm peak and the per-backend profiles")
-    parser.add_argument("--reference", default=os.path.join(ROOT, "..", "shared", "reference", "torch_ref.py"))
+    parser.add_argument("--reference", default=os.path.join(ROOT, "scripts", "torch_reference.py"))
     args = parser.parse_args()
     if not os.path.exists(args.binary):
         raise SystemExit(f"benchmark: error: {args.binary} not found; run scripts/build.sh first")
@@ -119,7 +121,7 @@ def main():
     if not with_torch:
         print("benchmark: PyTorch side skipped (/usr/bin/python3 cannot import torch, or no reference at "
               f"{args.reference})")
-    ref_config = os.path.join(os.path.dirname(args.reference), "default.json")
+    ref_config = os.path.join(ROOT, "configs", "default.json")  # the config mini-gpt trains on below
 
     work = tempfile.mkdtemp(prefix="mini-gpt-bench-")
     ckpt = os.path.join(work, "model.safetensors")
