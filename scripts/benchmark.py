@@ -3,19 +3,34 @@
 
     python3 scripts/benchmark.py                      # 5 alternating rounds, 2 threads
     python3 scripts/benchmark.py --rounds 3 --threads 1
+    # a quick check that it runs end to end (its figures mean nothing):
+    python3 scripts/benchmark.py --rounds 1 --train-steps 5 --torch-warmup 2 --sample-tokens 8 --profile-steps 3 --reference-steps 1
 
 Each round runs, one after the other: mini-gpt training on configs/default.json shapes
 (batch 32, T 64); train-bench of the PyTorch reference, scripts/torch_reference.py, on the
 same config file at its best BLAS setting (OpenBLAS's OpenMP build); mini-gpt sampling with
 the KV cache; and the reference's sample-bench with and without --kv-cache. Alternating the
 programs spreads the machine's noise over both, and only ratios measured in one run mean
-much. Then, in the same sitting, the machine's sgemm peak (numpy on OpenBLAS's OpenMP
-build, large squares, same threads) and `mini-gpt train --profile` under each GEMM backend
-(oneDNN, OpenBLAS, reference): where a step's time goes per op family, and the achieved
-GFLOP/s as a share of that peak. Peak resident memory comes from wait4's rusage of each
-child. Where `/usr/bin/python3 -c 'import torch'` fails, the PyTorch side is skipped,
-saying so (`bash scripts/setup_reference.sh` installs it). A benchmark, not a test: it
-never fails on timing.
+much. Then, in the same sitting, the machine's sgemm peak and `mini-gpt train --profile`
+under each GEMM backend (oneDNN, OpenBLAS, reference): where a step's time goes per op
+family, and the achieved GFLOP/s as a share of that peak. The peak is the best of two
+libraries' float32 GEMM on 1024 and 2048 squares at the same thread count: OpenBLAS's
+OpenMP build through numpy, and oneDNN through mini-gpt's kernel benchmark
+(`gemm_square/onednn/...` of build/tests/bench/mini-gpt-kernels-bench, built with
+-DMINI_GPT_BENCHMARKS=ON; without it only OpenBLAS's figure counts, saying so).
+
+A fair comparison: the PyTorch side and the peak run with OPENBLAS_CORETYPE and
+OPENBLAS_L2_SIZE removed from their environment (a machine that sets OPENBLAS_CORETYPE=Haswell
+keeps OpenBLAS off its AVX-512 kernels, halving PyTorch's GEMMs and the peak); mini-gpt's own
+commands run in the environment as it is. The benchmark prints which kernels ran: the
+OpenBLAS core (openblas_get_corename, through ctypes on the library each process loaded)
+for PyTorch, numpy and mini-gpt's OpenBLAS; the oneDNN ISA (the `dnnl_verbose,info,cpu,isa:`
+line of a one-step mini-gpt run under DNNL_VERBOSE=1); and mini-gpt's own kernel variant
+(`mini-gpt --version`).
+
+Peak resident memory comes from wait4's rusage of each child. Where `/usr/bin/python3 -c
+'import torch'` fails, the PyTorch side is skipped, saying so (`bash
+scripts/setup_reference.sh` installs it). A benchmark, not a test: it never fails on timing.
 """
 
 import argparse
@@ -28,6 +43,16 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
+# Removed from the PyTorch side's and the peak's environment (never from mini-gpt's).
+UNFAIR_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+def fair_env(**extra):
+    """This environment without UNFAIR_VARS, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if k not in UNFAIR_VARS}
+    env.update(extra)
+    return env
 
 
 def run(cmd, env=None):
@@ -57,33 +82,115 @@ def torch_available():
         return False
 
 
-PEAK_SCRIPT = """
-import sys, time
+# openblas_get_corename() of every OpenBLAS the running process has mapped, through ctypes
+# on the loaded library itself (so OPENBLAS_CORETYPE's effect shows), or of the given paths.
+CORENAME_CODE = """
+import ctypes, os
+def openblas_cores(paths=None):
+    if paths is None:
+        paths = set()
+        for line in open("/proc/self/maps"):
+            path = line.split()[-1]
+            if os.path.basename(path).startswith(("libblas", "libopenblas")):
+                paths.add(os.path.realpath(path))
+    cores = set()
+    for path in sorted(paths):
+        try:
+            f = ctypes.CDLL(path).openblas_get_corename
+        except (OSError, AttributeError):
+            continue
+        f.restype = ctypes.c_char_p
+        cores.add(f().decode("ascii", "replace"))
+    return sorted(cores)
+"""
+
+PEAK_SCRIPT = CORENAME_CODE + """
+import json, time
 import numpy as np
-best = 0.0
+best = {}
 for n in (1024, 2048):
     a = np.random.rand(n, n).astype(np.float32)
     b = np.random.rand(n, n).astype(np.float32)
     a @ b
+    best[n] = 0.0
     for _ in range(3):
         reps, t0 = 0, time.perf_counter()
         while time.perf_counter() - t0 < 0.5:
             a @ b
             reps += 1
-        best = max(best, 2.0 * n ** 3 * reps / (time.perf_counter() - t0) / 1e9)
-print(best)
+        best[n] = max(best[n], 2.0 * n ** 3 * reps / (time.perf_counter() - t0) / 1e9)
+print(json.dumps({"gflops": best, "openblas_core": openblas_cores()}))
 """
 
 
-def sgemm_peak(threads):
-    """Best float32 GEMM GFLOP/s of numpy on OpenBLAS's OpenMP build at `threads`, or None."""
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
-               LD_LIBRARY_PATH="/usr/lib/x86_64-linux-gnu/openblas-openmp")
+def numpy_peak(threads):
+    """numpy's float32 GEMM on OpenBLAS's OpenMP build at `threads`, fair environment:
+    ({size: GFLOP/s}, [OpenBLAS core]) or (None, why not)."""
+    env = fair_env(OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads), LD_LIBRARY_PATH=OPENBLAS_OPENMP)
     try:
         proc = subprocess.run(["/usr/bin/python3", "-c", PEAK_SCRIPT], capture_output=True, text=True, env=env)
+    except OSError as e:
+        return None, str(e)
+    if proc.returncode != 0:
+        return None, (proc.stderr.strip().splitlines() or ["numpy failed"])[-1]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {int(n): g for n, g in result["gflops"].items()}, result["openblas_core"]
+
+
+def onednn_peak(args):
+    """oneDNN's float32 GEMM on the same squares at the same threads, from the kernel
+    benchmark's gemm_square/onednn cases, fair environment: ({size: GFLOP/s}, None) or
+    (None, why not)."""
+    if not os.path.exists(args.kernels_bench):
+        return None, f"{args.kernels_bench} not built (cmake -DMINI_GPT_BENCHMARKS=ON)"
+    pattern = f"^gemm_square/onednn/(1024|2048)/threads:{args.threads}/real_time$"
+    env = fair_env(OMP_NUM_THREADS=str(args.threads))
+    proc = subprocess.run([args.kernels_bench, f"--benchmark_filter={pattern}", "--benchmark_format=json",
+                           "--benchmark_repetitions=3"], capture_output=True, text=True, env=env, cwd=ROOT)
+    if proc.returncode != 0:
+        return None, (proc.stderr.strip().splitlines() or ["failed"])[-1]
+    try:
+        benchmarks = json.loads(proc.stdout)["benchmarks"]
+    except (ValueError, KeyError):
+        benchmarks = []
+    best = {}
+    for b in benchmarks:
+        if b.get("run_type") == "iteration" and "GFLOP/s" in b:
+            n = int(b["name"].split("/")[2])
+            best[n] = max(best.get(n, 0.0), b["GFLOP/s"])  # the counter is in GFLOP/s already
+    if not best:
+        return None, f"no benchmark matched {pattern} (thread counts: 1, 2 and the core count)"
+    return best, None
+
+
+def kernels_report(args, work):
+    """Which kernels mini-gpt runs: its own variant, oneDNN's ISA, its OpenBLAS's core."""
+    report = {}
+    stdout, _, _ = run([args.binary, "--version"])
+    m = re.search(r"^kernels: (.*)$", stdout, re.M)
+    report["variant"] = m.group(1) if m else "not reported by --version"
+    # One training step under DNNL_VERBOSE=1: oneDNN prints the ISA it dispatches to.
+    stdout, stderr, _ = run([args.binary, "train", "--config", "configs/default.json", "--out",
+                             os.path.join(work, "dnnl-verbose"), "--max-steps", "1", "--threads", str(args.threads),
+                             "--set", "train.eval_interval=1000000", "--set", 'data.probe_path=""'],
+                            env=dict(os.environ, DNNL_VERBOSE="1"))
+    m = re.search(r"^(?:dnnl|onednn)_verbose,info,cpu,isa:(.*)$", stdout + stderr, re.M)
+    report["onednn_isa"] = m.group(1).strip() if m else "no isa line (DNNL_VERBOSE unsupported?)"
+    m = re.search(r"^(?:dnnl|onednn)_verbose,info,oneDNN (v[^ ,]*)", stdout + stderr, re.M)
+    report["onednn_version"] = m.group(1) if m else "?"
+    # mini-gpt's OpenBLAS (the --backend openblas GEMMs), in mini-gpt's own environment.
+    lib = os.path.join(OPENBLAS_OPENMP, "libopenblas.so.0")
+    try:
+        ldd = subprocess.run(["ldd", args.binary], capture_output=True, text=True).stdout
+        m = re.search(r"libopenblas\S*\s*=>\s*(\S+)", ldd)
+        lib = m.group(1) if m else lib
     except OSError:
-        return None
-    return float(proc.stdout.strip()) if proc.returncode == 0 else None
+        pass
+    proc = subprocess.run(["/usr/bin/python3", "-c", CORENAME_CODE + "print(','.join(openblas_cores([%r])))" % lib],
+                          capture_output=True, text=True)
+    report["openblas_lib"] = lib
+    report["openblas_core"] = proc.stdout.strip() or "unknown"
+    return report
 
 
 def train_profile(args, backend, steps, out_dir):
@@ -108,12 +215,16 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--train-steps", type=int, default=100, help="timed steps per training measurement")
+    parser.add_argument("--torch-warmup", type=int, default=20, help="untimed PyTorch steps before them")
     parser.add_argument("--sample-tokens", type=int, default=63, help="new symbols per sample (63 fits block_size 64)")
     parser.add_argument("--binary", default=os.path.join(ROOT, "build", "mini-gpt"))
     parser.add_argument("--profile-steps", type=int, default=30, help="steps per profiled run (oneDNN, OpenBLAS)")
     parser.add_argument("--reference-steps", type=int, default=3, help="steps of the slow reference backend's profile")
     parser.add_argument("--no-profile", action="store_true", help="skip the sgemm peak and the per-backend profiles")
     parser.add_argument("--reference", default=os.path.join(ROOT, "scripts", "torch_reference.py"))
+    parser.add_argument("--kernels-bench", default=os.path.join(ROOT, "build", "tests", "bench",
+                                                                "mini-gpt-kernels-bench"),
+                        help="mini-gpt's Google Benchmark binary, for oneDNN's share of the sgemm peak")
     args = parser.parse_args()
     if not os.path.exists(args.binary):
         raise SystemExit(f"benchmark: error: {args.binary} not found; run scripts/build.sh first")
@@ -126,6 +237,9 @@ def main():
     work = tempfile.mkdtemp(prefix="mini-gpt-bench-")
     ckpt = os.path.join(work, "model.safetensors")
     t = str(args.threads)
+    kernels = kernels_report(args, work)
+    torch_env = fair_env()  # the PyTorch side: OpenBLAS free to pick its own kernels
+    torch_cores = set()
     results = {k: [] for k in ("ours_train", "ours_train_rss", "ours_sample", "ours_first_ms", "ours_sample_nocache",
                                "torch_train", "torch_train_rss", "torch_sample_kv", "torch_sample")}
     for r in range(args.rounds):
@@ -147,14 +261,16 @@ def main():
                 results["ours_first_ms"].append(float(m.group(1)))
         if with_torch:
             stdout, _, rss = run(["/usr/bin/python3", args.reference, "train-bench", "--config", ref_config,
-                                  "--steps", str(args.train_steps), "--warmup", "20", "--threads", t,
-                                  "--blas", "openblas-openmp"])
-            results["torch_train"].append(last_json(stdout)["tokens_per_s"])
+                                  "--steps", str(args.train_steps), "--warmup", str(args.torch_warmup), "--threads", t,
+                                  "--blas", "openblas-openmp"], env=torch_env)
+            bench = last_json(stdout)
+            results["torch_train"].append(bench["tokens_per_s"])
+            torch_cores.update(bench.get("openblas_core", {}).values())
             results["torch_train_rss"].append(rss)
             for kv in (True, False):
                 stdout, _, _ = run(["/usr/bin/python3", args.reference, "sample-bench", "--config", ref_config,
                                     "--new-tokens", str(args.sample_tokens * 8), "--threads", t,
-                                    "--blas", "openblas-openmp"] + (["--kv-cache"] if kv else []))
+                                    "--blas", "openblas-openmp"] + (["--kv-cache"] if kv else []), env=torch_env)
                 results["torch_sample_kv" if kv else "torch_sample"].append(last_json(stdout)["tokens_per_s"])
         print(f"round {r + 1}/{args.rounds}: mini-gpt {results['ours_train'][-1]:,.0f} tok/s"
               + (f", PyTorch {results['torch_train'][-1]:,.0f} tok/s" if with_torch else ""), flush=True)
@@ -182,11 +298,34 @@ def main():
     else:
         print(f"| training peak RSS, MB | {statistics.median(results['ours_train_rss']):.0f} | skipped | - |")
 
+    removed = ", ".join(f"{k}={os.environ[k]}" for k in UNFAIR_VARS if k in os.environ) or "neither was set"
+    print(f"\nkernels that ran ({', '.join(UNFAIR_VARS)} removed for the PyTorch side and the peak: {removed}):")
+    print(f"- mini-gpt: own kernels {kernels['variant']}; oneDNN {kernels['onednn_version']} ISA "
+          f"{kernels['onednn_isa']}; its OpenBLAS ({kernels['openblas_lib']}, environment as is) "
+          f"core {kernels['openblas_core']}")
+    if with_torch:
+        print(f"- PyTorch (train-bench --blas openblas-openmp): OpenBLAS core {', '.join(sorted(torch_cores)) or 'unknown'}")
+
     if args.no_profile:
         return
-    peak = sgemm_peak(args.threads)
-    print(f"\nsgemm peak, numpy on OpenBLAS (OpenMP build), {args.threads} threads, 1024-2048 squares: "
-          + (f"{peak:.1f} GFLOP/s" if peak else "not measured (numpy unavailable)"))
+    numpy_gflops, numpy_note = numpy_peak(args.threads)
+    onednn_gflops, onednn_note = onednn_peak(args)
+    candidates = []
+    if numpy_gflops:
+        candidates.append((max(numpy_gflops.values()), f"OpenBLAS via numpy, core {', '.join(numpy_note)}"))
+    if onednn_gflops:
+        candidates.append((max(onednn_gflops.values()), f"oneDNN via mini-gpt-kernels-bench, ISA {kernels['onednn_isa']}"))
+
+    def sizes(gflops):
+        return ", ".join(f"{n}: {v:.1f}" for n, v in sorted(gflops.items()))
+
+    print(f"\nsgemm peak, {args.threads} threads, float32 squares, GFLOP/s (best of 3):")
+    print("- OpenBLAS (OpenMP build) through numpy: "
+          + (f"{sizes(numpy_gflops)} (core {', '.join(numpy_note)})" if numpy_gflops else f"not measured: {numpy_note}"))
+    print("- oneDNN through mini-gpt-kernels-bench: "
+          + (sizes(onednn_gflops) if onednn_gflops else f"not measured: {onednn_note}"))
+    peak, peak_source = max(candidates) if candidates else (None, None)
+    print("- peak: " + (f"{peak:.1f} GFLOP/s, from {peak_source}" if peak else "not measured"))
     mflop_per_token = 1.41
     train_gflops = statistics.median(results["ours_train"]) * mflop_per_token / 1e3
     print(f"training, median of the rounds: {train_gflops:.1f} GFLOP/s at {mflop_per_token} MFLOP/token"

@@ -7,6 +7,10 @@ Run it with Debian's interpreter, /usr/bin/python3 (`bash scripts/setup_referenc
 installs python3-torch and python3-numpy). Nothing in the test suite needs it.
 
     /usr/bin/python3 scripts/torch_reference.py fixtures --out tests/fixtures
+    /usr/bin/python3 scripts/torch_reference.py write-checkpoint --config configs/default.json --out fresh.safetensors
+    /usr/bin/python3 scripts/torch_reference.py heads --checkpoint CKPT --text 小丁拿着红色的苹果。
+    /usr/bin/python3 scripts/torch_reference.py loss --checkpoint CKPT --text-file VAL
+    /usr/bin/python3 scripts/torch_reference.py greedy --checkpoint CKPT --prompt 小丁 --max-new-tokens 200
     /usr/bin/python3 scripts/torch_reference.py train-bench --config configs/default.json --threads 2
     /usr/bin/python3 scripts/torch_reference.py sample-bench --config configs/default.json --kv-cache
 
@@ -15,9 +19,33 @@ fixtures      writes tests/fixtures/golden_rope.safetensors and golden_learned.s
               the loss, every parameter's gradient, and the first AdamW steps' losses,
               learning rates and gradient norms (tests/golden_test.cpp checks mini-gpt
               against them).
+write-checkpoint  a freshly initialised model as a mini-gpt checkpoint (docs/checkpoint.md):
+              the config's model keys (SPEC defaults fill the rest) and its own train section,
+              the vocabulary of --vocab-file, --vocab-text or the config's corpus, step 0.
+              --init torch-nn draws as a model built from torch.nn modules does (the seeded
+              generator first makes nn.Embedding's and nn.Linear's default draws, then the SPEC
+              init); --qk-scale F multiplies every q_proj and k_proj weight by F;
+              --no-data-sha256 leaves the checksum out. Prints one JSON line, with the file's
+              SHA-256 and tok_emb_first_bits, tok_emb_sum and abs_sum to check it by.
+              tests/inspect_test.cpp and tests/checkpoint_test.cpp give the exact commands of
+              the heads_ref* and reference_tiny fixtures.
+heads         inspect-heads' JSON (docs/cli.md) for a checkpoint and a text: each head's
+              projected_weights (exact float32 values) and summary (mean_entropy, top_offset,
+              top_offset_share, first_share, importance, ablated_loss; losses in float64 from the
+              float32 logits). --layer / --head narrow it as inspect-heads does.
+loss          eval's deterministic figure (docs/cli.md): windows at 0, T, 2T, ... of a text
+              file, mean cross-entropy over all their predictions; one JSON line
+              {"loss", "predictions", "windows", "symbols", "dtype"}. The forward is float32
+              (--dtype float64 for a reference free of float32 rounding); the cross-entropy and
+              the mean are float64.
+greedy        greedy generation as `mini-gpt sample --temperature 0` prints it: the prompt, then
+              each arg-max symbol (a tie goes to the lowest id), each predicted by a fresh forward
+              over the last block_size symbols; an empty prompt starts from the newline
+              symbol (or id 0), unprinted. Compare with `diff` against mini-gpt's output.
 train-bench   times training steps (forward, mean cross-entropy, backward, global-norm
               clipping, AdamW with the warm-up + cosine schedule) on the config's shapes;
-              prints one JSON line (tokens_per_s, ms_per_step, params, achieved GFLOP/s, ...).
+              prints one JSON line (tokens_per_s, ms_per_step, params, achieved GFLOP/s, ...,
+              and openblas_core: openblas_get_corename() of each OpenBLAS the process loaded).
 sample-bench  times sampling from a freshly initialised model, one symbol at a time, with
               or without a KV cache; prints one JSON line (tokens_per_s, ...).
 
@@ -43,9 +71,11 @@ import time
 PROG = "torch_reference"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# SPEC section 1's model keys and src/io/config.h's training defaults.
+# SPEC section 1's model keys and src/io/config.h's training defaults. (rope_base is the
+# integer 10000 so that write-checkpoint's config string reads "rope_base": 10000, as the
+# committed fixtures of tests/fixtures hold it; the arithmetic takes float(rope_base).)
 MODEL_DEFAULTS = {"vocab_size": 79, "n_layer": 4, "n_embd": 64, "n_head": 2, "block_size": 64, "position": "rope",
-                  "rope_base": 10000.0, "mlp_ratio": 4, "dropout": 0.0, "norm_eps": 1e-5}
+                  "rope_base": 10000, "mlp_ratio": 4, "dropout": 0.0, "norm_eps": 1e-5}
 TRAIN_DEFAULTS = {"batch_size": 32, "max_steps": 5000, "lr": 1e-3, "min_lr": 1e-4, "warmup_steps": 100,
                   "weight_decay": 0.1, "beta1": 0.9, "beta2": 0.99, "eps": 1e-8, "grad_clip": 1.0, "seed": 1337}
 
@@ -90,11 +120,12 @@ def check_model(model):
 
 
 def load_config(path):
-    """A mini-gpt config file -> {"model", "train", "text" (the corpus, or None)}."""
+    """A mini-gpt config file -> {"model", "train", "text" (the corpus, or None),
+    "train_given" (the file's own train section, defaults not filled in)}."""
     if path is None:
         model = dict(MODEL_DEFAULTS)
         check_model(model)
-        return {"model": model, "train": dict(TRAIN_DEFAULTS), "text": None}
+        return {"model": model, "train": dict(TRAIN_DEFAULTS), "text": None, "train_given": {}}
     try:
         raw = json.loads(read_text(path))
     except json.JSONDecodeError as e:
@@ -116,7 +147,7 @@ def load_config(path):
             text = read_text(full)
             model["vocab_size"] = len(corpus_vocab(text))
     check_model(model)
-    return {"model": model, "train": train, "text": text}
+    return {"model": model, "train": train, "text": text, "train_given": dict(raw.get("train", {}))}
 
 
 # ----------------------------------------------------------------------------- threads and BLAS
@@ -182,10 +213,31 @@ def parameter_shapes(m):
     return shapes
 
 
-def init_parameters(m, generator):
+def torch_nn_draws(m, generator):
+    """Moves `generator` on by what building this model out of torch.nn modules draws before
+    any SPEC initialisation (then thrown away): in parameter order, nn.Embedding's weight
+    normal(0, 1); nn.Linear's weight kaiming-uniform, uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)),
+    and its bias uniform with the same bound; nn.LayerNorm draws nothing. A seeded
+    torch.Generator draws exactly as torch's default one after torch.manual_seed."""
+    fan_in = None
+    for name, shape in parameter_shapes(m):
+        if name.endswith("_emb.weight"):
+            torch.empty(shape).normal_(0.0, 1.0, generator=generator)
+        elif name.endswith(".weight") and len(shape) == 2:  # a Linear's [out, in] weight
+            fan_in = shape[1]
+            torch.empty(shape).uniform_(-1.0 / math.sqrt(fan_in), 1.0 / math.sqrt(fan_in), generator=generator)
+        elif name.endswith(".bias") and ".mlp." in name:  # a Linear's bias: the weight just before it
+            torch.empty(shape).uniform_(-1.0 / math.sqrt(fan_in), 1.0 / math.sqrt(fan_in), generator=generator)
+
+
+def init_parameters(m, generator, draws="spec"):
     """SPEC initialisation in float32, drawn in parameter order from `generator`:
     weights normal(0, 0.02); Wo and W2 normal(0, 0.02/sqrt(2 n_layer)); biases 0;
-    LayerNorm weight 1."""
+    LayerNorm weight 1. With draws="torch-nn" the generator first makes torch.nn's own
+    default draws (torch_nn_draws), as a model built from torch.nn modules and then given
+    the SPEC initialisation does."""
+    if draws == "torch-nn":
+        torch_nn_draws(m, generator)
     residual_std = 0.02 / math.sqrt(2 * m["n_layer"])
     params = {}
     for name, shape in parameter_shapes(m):
@@ -248,8 +300,10 @@ class Gpt:
                                                       self.rope_cos.dtype)
         return self.rope_cos[start:start + T], self.rope_sin[start:start + T]
 
-    def forward(self, ids, training=False, caches=None, start=0):
-        """ids [B,T] (int64) -> logits [B,T,V]."""
+    def forward(self, ids, training=False, caches=None, start=0, weights=None, ablate=None):
+        """ids [B,T] (int64) -> logits [B,T,V]. With a list `weights`, each layer's
+        projected_weights [B,H,T,S] is appended to it; with ablate = (layer, head), that
+        head's output (its slice of w @ v) is zeroed before the out projection."""
         m, P = self.m, self.params
         B, T = ids.shape
         H, D, eps, drop = m["n_head"], m["n_embd"], float(m["norm_eps"]), float(m["dropout"])
@@ -278,8 +332,14 @@ class Gpt:
             future = torch.ones(T, S, dtype=torch.bool, device=s.device).triu(S - T + 1)
             s = s.masked_fill(future, float("-inf"))                    # key after query
             w = torch.softmax(s, dim=-1)                                # projected_weights
+            if weights is not None:
+                weights.append(w)
             w = F.dropout(w, drop, training)
-            attn = F.linear(merge_heads(w @ v), P[b + "attn.out_proj.weight"])  # [B,T,D]
+            o = w @ v                                                   # [B,H,T,d]
+            if ablate is not None and ablate[0] == i:
+                o = o.clone()
+                o[:, ablate[1]] = 0.0
+            attn = F.linear(merge_heads(o), P[b + "attn.out_proj.weight"])  # [B,T,D]
             x = x + F.dropout(attn, drop, training)
             h = F.layer_norm(x, (D,), P[b + "ln2.weight"], P[b + "ln2.bias"], eps)
             hidden = F.gelu(F.linear(h, P[b + "mlp.fc.weight"], P[b + "mlp.fc.bias"]))  # erf GELU
@@ -351,13 +411,15 @@ def corpus_windows(text, vocab, offsets, T):
 
 # ----------------------------------------------------------------------------- safetensors
 
-def write_safetensors(path, tensors, metadata):
+def write_safetensors(path, tensors, metadata, checksum=True):
     """SPEC section 2: u64 header length, JSON header padded with spaces to a multiple of 8,
     then each tensor row-major little-endian float32, contiguous in the given order.
-    Adds data_sha256 (hex SHA-256 of the data) as mini-gpt's own writer does."""
+    Adds data_sha256 (hex SHA-256 of the data) as mini-gpt's own writer does, unless
+    checksum is False (a file without one, as other writers make, must load too)."""
     blobs = [(name, np.ascontiguousarray(array, dtype="<f4")) for name, array in tensors]
     data = b"".join(a.tobytes() for _, a in blobs)
-    header = {"__metadata__": dict(metadata, data_sha256=hashlib.sha256(data).hexdigest())}
+    header = {"__metadata__": dict(metadata, data_sha256=hashlib.sha256(data).hexdigest()) if checksum
+              else dict(metadata)}
     offset = 0
     for name, a in blobs:
         header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}
@@ -373,14 +435,22 @@ def write_safetensors(path, tensors, metadata):
 def read_safetensors(path):
     """-> (metadata, {name: float32 array}); refuses gaps, overlaps, trailing bytes and
     anything but F32."""
-    with open(path, "rb") as f:
-        raw = f.read()
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read: {e.strerror}")
     if len(raw) < 8:
         raise UsageError(f"{path}: {len(raw)} bytes, shorter than the 8-byte header length")
     (n,) = struct.unpack("<Q", raw[:8])
     if n > len(raw) - 8:
         raise UsageError(f"{path}: header length {n} runs past the end of the file")
-    header = json.loads(raw[8:8 + n].decode("utf-8"))
+    try:
+        header = json.loads(raw[8:8 + n].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise UsageError(f"{path}: the header is not UTF-8 JSON")
+    if not isinstance(header, dict):
+        raise UsageError(f"{path}: the header is not a JSON object")
     metadata = header.pop("__metadata__", {})
     data = memoryview(raw)[8 + n:]
     tensors, covered = {}, []
@@ -491,6 +561,222 @@ def cmd_fixtures(args):
                           "lrs": [round(r[1], 6) for r in runs], "grad_norms": [round(r[2], 4) for r in runs]}))
 
 
+# ----------------------------------------------------------------------------- checkpoints
+
+def load_checkpoint(path):
+    """A mini-gpt checkpoint (docs/checkpoint.md) -> {"model", "vocab", "params" (float32
+    torch tensors by SPEC name), "metadata"}. AdamW moments (optim.*) are ignored; a
+    data_sha256, when present, is checked."""
+    metadata, tensors = read_safetensors(path)
+    for key in ("format", "format_version", "config", "vocab"):
+        if key not in metadata:
+            raise UsageError(f"{path}: __metadata__ has no {key!r}")
+    if metadata["format"] != "mini-gpt" or metadata["format_version"] != "1":
+        raise UsageError(f"{path}: format {metadata['format']!r} version {metadata['format_version']!r}, "
+                         "expected \"mini-gpt\" version \"1\"")
+    if "data_sha256" in metadata:
+        h = hashlib.sha256()
+        for name in sorted(tensors, key=lambda n: tensors[n].ctypes.data):
+            h.update(tensors[name].tobytes())
+        if h.hexdigest() != metadata["data_sha256"]:
+            raise UsageError(f"{path}: the data's SHA-256 is not the data_sha256 of its metadata")
+    try:
+        config, vocab = json.loads(metadata["config"]), json.loads(metadata["vocab"])
+    except json.JSONDecodeError as e:
+        raise UsageError(f"{path}: __metadata__ config or vocab is not JSON: {e.msg}")
+    model = dict(MODEL_DEFAULTS)
+    for key, value in config.get("model", {}).items():
+        if key not in MODEL_DEFAULTS:
+            raise UsageError(f"{path}: unknown key model.{key} in the checkpoint's config")
+        model[key] = value
+    check_model(model)
+    if not isinstance(vocab, list) or len(vocab) != model["vocab_size"] or len(set(vocab)) != len(vocab):
+        raise UsageError(f"{path}: the vocab is not {model['vocab_size']} distinct symbols")
+    params = {}
+    for name, shape in parameter_shapes(model):
+        if name not in tensors:
+            raise UsageError(f"{path}: tensor {name} is missing")
+        if tuple(tensors[name].shape) != shape:
+            raise UsageError(f"{path}: tensor {name} has shape {list(tensors[name].shape)}, expected {list(shape)}")
+        params[name] = torch.from_numpy(tensors[name].astype(np.float32))  # a copy: the file's buffer is read-only
+    for name in tensors:
+        if name not in params and not name.startswith("optim."):
+            raise UsageError(f"{path}: unknown tensor {name}")
+    return {"model": model, "vocab": vocab, "params": params, "metadata": metadata}
+
+
+def encode(text, vocab, what):
+    """Symbols -> ids; a symbol outside the vocabulary is an error naming it and its position."""
+    index = {s: i for i, s in enumerate(vocab)}
+    ids = []
+    for position, symbol in enumerate(text):
+        if symbol not in index:
+            raise UsageError(f"{what}: \"{symbol}\" (U+{ord(symbol):04X}) at position {position} is not in the "
+                             "checkpoint's vocabulary")
+        ids.append(index[symbol])
+    return ids
+
+
+def print_utf8(text):
+    sys.stdout.buffer.write((text + "\n").encode("utf-8"))
+    sys.stdout.flush()
+
+
+def cross_entropy_sum(logits, targets):
+    """Summed next-symbol cross-entropy, in float64 from the logits as they are: per row
+    log-sum-exp minus the target's logit (model.md section 2.8's formula)."""
+    logp = torch.log_softmax(logits.reshape(-1, logits.shape[-1]).double(), dim=-1)
+    return float(-logp.gather(1, targets.reshape(-1, 1)).sum())
+
+
+def mean_cross_entropy(logits, targets):
+    return cross_entropy_sum(logits, targets) / targets.numel()
+
+
+def cmd_write_checkpoint(args):
+    cfg = load_config(args.config)
+    if args.vocab_file is not None:
+        vocab = corpus_vocab(read_text(args.vocab_file))
+    elif args.vocab_text is not None:
+        vocab = corpus_vocab(args.vocab_text)
+    elif cfg["text"] is not None:
+        vocab = corpus_vocab(cfg["text"])
+    else:
+        raise UsageError("no vocabulary: give --vocab-file or --vocab-text, or a config whose data.path can be read")
+    if not vocab:
+        raise UsageError("the vocabulary is empty")
+    m = dict(cfg["model"], vocab_size=len(vocab))
+    check_model(m)
+    seed = cfg["train"]["seed"] if args.seed is None else args.seed
+    params = init_parameters(m, torch.Generator().manual_seed(seed), args.init)
+    if args.qk_scale != 1.0:
+        for name in params:
+            if name.endswith(("attn.q_proj.weight", "attn.k_proj.weight")):
+                params[name] = params[name] * args.qk_scale  # float32, rounded once
+    metadata = {"format": "mini-gpt", "format_version": "1",
+                "config": json.dumps({"model": m, "train": cfg["train_given"]}, ensure_ascii=False),
+                "vocab": json.dumps(vocab, ensure_ascii=False), "step": "0"}
+    write_safetensors(args.out, [(n, p.numpy()) for n, p in params.items()], metadata,
+                      checksum=not args.no_data_sha256)
+    load_checkpoint(args.out)  # the file reads back
+    with open(args.out, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    tok_emb = params["tok_emb.weight"].numpy().reshape(-1)
+    print_utf8(json.dumps({"out": args.out, "bytes": os.path.getsize(args.out), "sha256": digest,
+                           "tensors": len(params), "params": parameter_counts(params)[0], "vocab_size": len(vocab),
+                           "seed": seed, "init": args.init, "qk_scale": args.qk_scale,
+                           # What a reader can check the file by: tok_emb's first bit patterns, its
+                           # sum and the sum of |x| over every tensor, both in float64.
+                           "tok_emb_first_bits": [int(b) for b in tok_emb[:3].view(np.uint32)],
+                           "tok_emb_sum": float(tok_emb.astype(np.float64).sum()),
+                           "abs_sum": float(sum(np.abs(p.numpy().astype(np.float64)).sum() for p in params.values()))},
+                          ensure_ascii=False))
+
+
+def head_summary(w, T):
+    """src/jobs/inspect.cpp's summary of one head's [T,T] weights (docs/cli.md), in double."""
+    w = np.asarray(w, dtype=np.float64)
+    entropy, by_offset = 0.0, [0.0] * T  # by_offset[b]: weight on offset -b
+    for t in range(T):
+        for k in range(t + 1):
+            p = w[t, k]
+            if p > 0.0:
+                entropy -= p * math.log(p)
+            by_offset[t - k] += p
+    best = 0
+    for back in range(1, T):  # from offset 0 backwards: a tie keeps the offset nearest 0
+        if by_offset[back] > by_offset[best]:
+            best = back
+    first = sum(w[t, 0] for t in range(1, T)) / (T - 1) if T > 1 else None
+    return {"mean_entropy": entropy / T, "top_offset": -best, "top_offset_share": by_offset[best] / T,
+            "first_share": first}
+
+
+def cmd_heads(args):
+    ck = load_checkpoint(args.checkpoint)
+    m, vocab = ck["model"], ck["vocab"]
+    if not args.text:
+        raise UsageError("--text is empty: give at least one symbol")
+    if len(args.text) > m["block_size"]:
+        raise UsageError(f"--text has {len(args.text)} symbols, more than the model's block_size of {m['block_size']}")
+    for flag, value, bound in (("--layer", args.layer, m["n_layer"]), ("--head", args.head, m["n_head"])):
+        if value is not None and not 0 <= value < bound:
+            raise UsageError(f"{flag} {value} is out of range: valid 0..{bound - 1}")
+    ids = torch.tensor([encode(args.text, vocab, "--text")], dtype=torch.int64)  # [1,T]
+    T = ids.shape[1]
+    model = Gpt(m, ck["params"])
+
+    def text_loss(ablate=None):  # inputs ids[0..T-2], targets ids[1..T-1], as inspect-heads scores
+        return mean_cross_entropy(model.forward(ids[:, :-1], ablate=ablate), ids[:, 1:])
+
+    with torch.no_grad():
+        weights = []
+        model.forward(ids, weights=weights)
+        loss = text_loss() if T > 1 else None
+        layers = []
+        for layer in range(m["n_layer"]):
+            if args.layer is not None and layer != args.layer:
+                continue
+            heads = []
+            for head in range(m["n_head"]):
+                if args.head is not None and head != args.head:
+                    continue
+                w = weights[layer][0, head]  # [T,T] float32
+                summary = head_summary(w.numpy(), T)
+                ablated = text_loss((layer, head)) if T > 1 else None
+                summary["importance"] = None if ablated is None else ablated - loss
+                summary["ablated_loss"] = ablated
+                heads.append({"head": head, "projected_weights": w.tolist(), "summary": summary})
+            layers.append({"layer": layer, "heads": heads})
+    print_utf8(json.dumps({"text": args.text, "tokens": [vocab[i] for i in ids[0].tolist()], "layers": layers},
+                          ensure_ascii=False))
+
+
+def cmd_loss(args):
+    ck = load_checkpoint(args.checkpoint)
+    m, T = ck["model"], ck["model"]["block_size"]
+    ids = encode(read_text(args.text_file), ck["vocab"], args.text_file)
+    n = len(ids)
+    if n < T + 1:
+        raise UsageError(f"{args.text_file}: {n} symbols, fewer than block_size + 1 = {T + 1}")
+    windows = (n - 1) // T
+    dtype = {"float32": torch.float32, "float64": torch.float64}[args.dtype]
+    model = Gpt(m, {name: p.to(dtype) for name, p in ck["params"].items()})
+    ids = torch.tensor(ids, dtype=torch.int64)
+    total = 0.0
+    with torch.no_grad():
+        for first in range(0, windows, args.batch):
+            ks = torch.arange(first, min(first + args.batch, windows))
+            window = ids[ks[:, None] * T + torch.arange(T + 1)]  # [b, T+1]
+            logits = model.forward(window[:, :T])
+            total += cross_entropy_sum(logits, window[:, 1:])
+    print_utf8(json.dumps({"loss": total / (windows * T), "predictions": windows * T, "windows": windows,
+                           "symbols": n, "dtype": args.dtype}))
+
+
+def cmd_greedy(args):
+    ck = load_checkpoint(args.checkpoint)
+    m, vocab, T = ck["model"], ck["vocab"], ck["model"]["block_size"]
+    if args.prompt_file is not None:
+        prompt = read_text(args.prompt_file)
+        ids = encode(prompt, vocab, args.prompt_file)
+    else:
+        prompt = args.prompt
+        ids = encode(prompt, vocab, "--prompt")
+    if not ids:  # an empty prompt starts from "\n" when the vocabulary has it, else id 0, unprinted
+        ids = [vocab.index("\n") if "\n" in vocab else 0]
+    model = Gpt(m, ck["params"])
+    out = []
+    with torch.no_grad():
+        for _ in range(args.max_new_tokens):
+            # The last block_size symbols at positions 0 .. block_size-1: a fresh forward.
+            logits = model.forward(torch.tensor([ids[-T:]], dtype=torch.int64))[0, -1]
+            best = int(torch.nonzero(logits == logits.max())[0, 0])  # a tie goes to the lowest id
+            ids.append(best)
+            out.append(vocab[best])
+    print_utf8(prompt + "".join(out))
+
+
 # ----------------------------------------------------------------------------- benchmarks
 
 def flops_per_token(m, T=None):
@@ -508,8 +794,24 @@ def parameter_counts(params):
     return total, total - embeddings
 
 
+def openblas_cores():
+    """openblas_get_corename() of each OpenBLAS this process has mapped (ctypes on the loaded
+    library itself): the kernel set OpenBLAS chose, which OPENBLAS_CORETYPE can force."""
+    import ctypes
+    cores = {}
+    for path in blas_in_use():
+        try:
+            corename = ctypes.CDLL(path).openblas_get_corename
+        except (OSError, AttributeError):  # netlib's libblas has no such function
+            continue
+        corename.restype = ctypes.c_char_p
+        cores[path] = corename().decode("ascii", "replace")
+    return cores
+
+
 def bench_fields():
-    return {"threads": torch.get_num_threads(), "blas": blas_in_use(),
+    return {"threads": torch.get_num_threads(), "blas": blas_in_use(), "openblas_core": openblas_cores(),
+            "openblas_env": {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ},
             "openblas_threads": os.environ.get("OPENBLAS_NUM_THREADS"), "torch": torch.__version__}
 
 
@@ -617,6 +919,36 @@ def build_parser():
     p.add_argument("--out", default=os.path.join(ROOT, "tests", "fixtures"))
     p.add_argument("--dtype", choices=["float64", "float32"], default="float64",
                    help="precision of the reference's arithmetic (the files are float32 either way)")
+    p = command("write-checkpoint", cmd_write_checkpoint, "a freshly initialised model as a mini-gpt checkpoint")
+    p.add_argument("--config", default=None, help="a mini-gpt config (default: the SPEC defaults)")
+    p.add_argument("--out", required=True, help="the .safetensors file to write")
+    p.add_argument("--seed", type=int, default=None, help="default: the config's train.seed")
+    vocab = p.add_mutually_exclusive_group()
+    vocab.add_argument("--vocab-file", help="the vocabulary: this UTF-8 file's distinct symbols, sorted")
+    vocab.add_argument("--vocab-text", help="the vocabulary: this text's distinct symbols, sorted")
+    p.add_argument("--init", choices=["spec", "torch-nn"], default="spec",
+                   help="spec: the SPEC draws alone from torch.Generator(seed); torch-nn: first the draws "
+                        "torch.nn's Embedding and Linear constructors make (a model built from torch.nn modules)")
+    p.add_argument("--qk-scale", type=float, default=1.0,
+                   help="multiply every q_proj and k_proj weight by this (float32) after initialisation")
+    p.add_argument("--no-data-sha256", action="store_true", help="leave data_sha256 out of the metadata")
+    p = command("heads", cmd_heads, "inspect-heads' JSON (docs/cli.md) for a checkpoint and a text")
+    p.add_argument("--checkpoint", required=True)
+    p.add_argument("--text", required=True)
+    p.add_argument("--layer", type=int, default=None)
+    p.add_argument("--head", type=int, default=None)
+    p = command("loss", cmd_loss, "eval's deterministic loss (docs/cli.md) of a text file; one JSON line")
+    p.add_argument("--checkpoint", required=True)
+    p.add_argument("--text-file", required=True)
+    p.add_argument("--batch", type=int, default=64, help="windows per forward")
+    p.add_argument("--dtype", choices=["float32", "float64"], default="float32",
+                   help="the forward's precision (the cross-entropy is float64 either way)")
+    p = command("greedy", cmd_greedy, "greedy generation, as sample --temperature 0 prints it")
+    p.add_argument("--checkpoint", required=True)
+    prompt = p.add_mutually_exclusive_group()
+    prompt.add_argument("--prompt", default="")
+    prompt.add_argument("--prompt-file", default=None)
+    p.add_argument("--max-new-tokens", type=int, default=200)
     p = command("train-bench", cmd_train_bench, "time training steps; one JSON line")
     p.add_argument("--config", default=os.path.join(ROOT, "configs", "default.json"))
     p.add_argument("--steps", type=int, default=100, help="timed steps")

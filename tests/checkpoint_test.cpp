@@ -144,9 +144,11 @@ TEST_F(CheckpointTest, AcceptsAdamMomentsForEveryParameter) {
 }
 
 TEST_F(CheckpointTest, LoadsThePyTorchReferenceFixtureWithItsValues) {
-  // tests/fixtures/reference_tiny.safetensors: torch_ref.py write-checkpoint --seed 1,
+  // tests/fixtures/reference_tiny.safetensors, rewritten bit for bit (from the repository's root) by
+  //   /usr/bin/python3 scripts/torch_reference.py write-checkpoint --config tests/fixtures/reference_tiny.config.json --vocab-text 小丁拿着红色的苹果。 --seed 1 --init torch-nn --no-data-sha256 --out tests/fixtures/reference_tiny.safetensors
   // model {n_layer 1, n_embd 8, n_head 2, block_size 8}, train {batch_size 4}, vocab from
-  // "小丁拿着红色的苹果。"; no data_sha256, no data section in its config.
+  // "小丁拿着红色的苹果。"; no data_sha256, no data section in its config. The command prints
+  // the values checked below as tok_emb_first_bits, tok_emb_sum and abs_sum.
   const Checkpoint c = load_checkpoint(fs::path(MINI_GPT_SOURCE_DIR) / "tests/fixtures/reference_tiny.safetensors");
   EXPECT_EQ(c.config.model.vocab_size, 10);
   EXPECT_EQ(c.config.model.n_embd, 8);
@@ -159,7 +161,7 @@ TEST_F(CheckpointTest, LoadsThePyTorchReferenceFixtureWithItsValues) {
   EXPECT_EQ(c.vocab[0], "。");
   EXPECT_EQ(c.vocab[1], "丁");
   EXPECT_EQ(c.tensors.size(), 16u);
-  // Bit patterns and sums the reference reports (numpy over the same file).
+  // Bit patterns and sums the reference reports (write-checkpoint's output, numpy in float64).
   const Tensor& tok_emb = c.tensors.at("tok_emb.weight");
   uint32_t first[3];
   std::memcpy(first, tok_emb.data(), sizeof first);
@@ -171,7 +173,7 @@ TEST_F(CheckpointTest, LoadsThePyTorchReferenceFixtureWithItsValues) {
   for (const auto& [name, t] : c.tensors)
     for (float x : t.span()) abs_sum += std::fabs(x);
   EXPECT_NEAR(tok_sum, -0.14829144354553137, 1e-12);
-  EXPECT_NEAR(abs_sum, 36.833161447620114, 1e-9);  // load-check's "abs_sum"
+  EXPECT_NEAR(abs_sum, 36.833161447620114, 1e-9);  // write-checkpoint's "abs_sum"
   EXPECT_EQ(c.tensors.at("ln_f.weight")[0], 1.0f);
 }
 

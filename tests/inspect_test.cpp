@@ -1,14 +1,19 @@
 // inspect-heads: projected_weights against the PyTorch reference, the per-head summaries
 // and parameter slices, the SVG picture, the aligned tables, and every user error.
 //
-// Fixtures (made once with the reference, committed; the test needs no PyTorch):
-//   small.json = {"model": {"n_layer": 2, "n_embd": 16, "n_head": 2, "block_size": 16, "mlp_ratio": 1},
-//                 "train": {"batch_size": 4}}
-//   vocab.txt  = "小丁拿着红色的苹果。谁拿着红色的苹果？小丁。\n"
-//   torch_ref.py write-checkpoint --config small.json --out heads_ref.safetensors --seed 5 --vocab-file vocab.txt
-//   heads_ref_sharp.safetensors: the same tensors with q_proj and k_proj times 30 (rewritten with
-//     torch_ref's write_safetensors), so the weights are far from uniform;
-//   torch_ref.py heads --checkpoint X.safetensors --text 小丁拿着红色的苹果。谁拿着苹果？ > X.json
+// Fixtures, written by the project's PyTorch reference and committed (the test needs no
+// PyTorch). From the repository's root, with /usr/bin/python3 (python3-torch, python3-numpy),
+// one command per line:
+//   /usr/bin/python3 scripts/torch_reference.py write-checkpoint --config tests/fixtures/heads_ref.config.json --vocab-file tests/fixtures/heads_ref.vocab.txt --seed 5 --init torch-nn --no-data-sha256 --out tests/fixtures/heads_ref.safetensors
+//   /usr/bin/python3 scripts/torch_reference.py write-checkpoint --config tests/fixtures/heads_ref.config.json --vocab-file tests/fixtures/heads_ref.vocab.txt --seed 5 --init torch-nn --no-data-sha256 --qk-scale 30 --out tests/fixtures/heads_ref_sharp.safetensors
+//   /usr/bin/python3 scripts/torch_reference.py heads --checkpoint tests/fixtures/heads_ref.safetensors --text 小丁拿着红色的苹果。谁拿着苹果？ > tests/fixtures/heads_ref.json
+//   /usr/bin/python3 scripts/torch_reference.py heads --checkpoint tests/fixtures/heads_ref_sharp.safetensors --text 小丁拿着红色的苹果。谁拿着苹果？ > tests/fixtures/heads_ref_sharp.json
+// heads_ref.config.json is {"model": {"n_layer": 2, "n_embd": 16, "n_head": 2, "block_size": 16,
+// "mlp_ratio": 1}, "train": {"batch_size": 4}}; heads_ref.vocab.txt is
+// "小丁拿着红色的苹果。谁拿着红色的苹果？小丁。\n" (13 symbols). heads_ref_sharp holds the same
+// tensors with q_proj and k_proj times 30, so its weights are far from uniform. The commands
+// rewrite both .safetensors bit for bit; the JSON files are inspect-heads' JSON (docs/cli.md),
+// with projected_weights as exact float32 values and the per-head summaries.
 #include <gtest/gtest.h>
 
 #include <cmath>

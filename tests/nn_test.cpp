@@ -31,7 +31,9 @@ TEST(GptTest, AttentionBlockHoldsFourDSquaredProjectionWeightsForAnyHeadCount) {
 TEST(GptTest, DefaultModelHasTheReferenceParameterCount) {
   ModelConfig c;  // SPEC defaults, vocabulary 79, RoPE
   Gpt model(c);
-  EXPECT_EQ(model.parameters().element_count(), 209152);  // torch_ref.py's count
+  // The reference's count: `/usr/bin/python3 scripts/torch_reference.py write-checkpoint
+  // --config configs/default.json --out /tmp/default.safetensors` prints "params": 209152.
+  EXPECT_EQ(model.parameters().element_count(), 209152);
   c.position = "learned";
   EXPECT_EQ(Gpt(c).parameters().element_count(), 209152 + 64 * 64);
 }

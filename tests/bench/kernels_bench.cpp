@@ -2,15 +2,21 @@
 // whether the oneDNN element-wise kernels earn their place over the plain ones.
 //   gemm/<backend>/<case>/threads:<n>      one GEMM of the model, GFLOP/s counter
 //   gemm_step/<backend>/threads:<n>        every GEMM of one training step, in its counts
+//   gemm_square/<backend>/<s>/threads:<n>  C = A B on s x s squares (s = 1024, 2048): the
+//                                          machine's sgemm peak as each backend reaches it
+//                                          (scripts/benchmark.py takes oneDNN's from here)
 //   <op>/<plain|onednn>/threads:<n>        LayerNorm [2048,64], GELU [2048,256],
 //                                          causal softmax [64,64,64], forward and backward
 // Shapes are the defaults: B = 32, T = 64 (so B*T = 2048 rows), D = 64, H = 2, d = 32,
 // 4 blocks, MLP width 256, V = 79. Linear weights are [out,in]: y = x W^T.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <initializer_list>
+#include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "kernels/gelu.h"
@@ -206,6 +212,17 @@ std::string join(std::initializer_list<std::string_view> parts) {
 
 void register_all() {
   const std::pair<const char*, GemmFn> backends[] = {{"openblas", mg::gemm_openblas}, {"onednn", mg::gemm_onednn}};
+  // The peak squares at 1, 2 and every core's thread count.
+  std::set<int> peak_threads = {1, 2};
+  peak_threads.insert(std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
+  for (int threads : peak_threads)
+    for (auto [name, fn] : backends)
+      for (int64_t n : {1024, 2048})
+        benchmark::RegisterBenchmark(
+            join({"gemm_square/", name, "/", std::to_string(n), "/threads:", std::to_string(threads)}).c_str(),
+            bench_gemm, fn, dense(n, n, n, false, false), threads)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
   for (int threads : {1, 2}) {
     const std::string suffix = join({"/threads:", std::to_string(threads)});
     for (auto [name, fn] : backends) {
