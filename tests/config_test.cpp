@@ -80,7 +80,7 @@ TEST(ConfigTest, ToJsonWritesEveryKeyAndRoundTrips) {
   const json written = config_to_json(c);
   EXPECT_EQ(written["model"].size(), 10u);
   EXPECT_EQ(written["train"].size(), 17u);
-  EXPECT_EQ(written["data"].size(), 3u);
+  EXPECT_EQ(written["data"].size(), 4u);
   EXPECT_TRUE(written["model"]["n_layer"].is_number_integer());
   EXPECT_TRUE(written["train"]["lr"].is_number_float());
   const Config back = config_from_json(written, "/elsewhere");
@@ -92,7 +92,7 @@ TEST(ConfigTest, ToJsonWritesEveryKeyAndRoundTrips) {
 TEST(ConfigTest, UnknownKeysAreNamedWithASuggestionOrTheValidKeys) {
   EXPECT_EQ(from_json_error({{"train", {{"lrr", 1}}}}), "cfg.json: unknown key train.lrr (did you mean train.lr?)");
   const std::string far = from_json_error({{"data", {{"corpus", "x"}}}});
-  EXPECT_EQ(far, "cfg.json: unknown key data.corpus (valid data keys: path, val_fraction, probe_path)");
+  EXPECT_EQ(far, "cfg.json: unknown key data.corpus (valid data keys: path, val_fraction, probe_path, row_start)");
   EXPECT_EQ(from_json_error({{"optim", json::object()}}),
             "cfg.json: unknown key optim (valid sections: model, train, data)");
 }
@@ -150,7 +150,8 @@ TEST(ConfigTest, OutOfRangeValuesNameKeyAndValue) {
       {{{"train", {{"beta2", -0.5}}}}, "train.beta2 must be in [0, 1), found -0.5"},
       {{{"train", {{"eps", 0}}}}, "train.eps must be > 0, found 0.0"},
       {{{"train", {{"grad_clip", -1}}}}, "train.grad_clip must be >= 0 (0 turns clipping off), found -1.0"},
-      {{{"train", {{"threads", -2}}}}, "train.threads must be >= 0 (0 uses all cores), found -2"},
+      {{{"train", {{"threads", -2}}}}, "train.threads must be in [0, 256] (0 uses all cores), found -2"},
+      {{{"train", {{"threads", 257}}}}, "train.threads must be in [0, 256] (0 uses all cores), found 257"},
       {{{"train", {{"backend", "cuda"}}}},
        "train.backend must be one of \"\", \"openblas\", \"onednn\", \"reference\", found \"cuda\""},
       {{{"data", {{"val_fraction", 0}}}}, "data.val_fraction must be in (0, 1), found 0.0"},
@@ -182,7 +183,7 @@ TEST_F(ConfigFileTest, FileErrorsNameTheFileAndWhere) {
   const fs::path typo = write("typo.json", R"({"train": {"lrr": 1}})");
   EXPECT_EQ(error_of([&] { load_config(typo); }), typo.string() + ": unknown key train.lrr (did you mean train.lr?)");
   const fs::path missing = dir_ / "missing.json";
-  EXPECT_EQ(error_of([&] { load_config(missing); }), missing.string() + ": cannot read config: No such file or directory");
+  EXPECT_EQ(error_of([&] { load_config(missing); }), "config " + missing.string() + " does not exist");
   // A number beyond double's range is nlohmann's out_of_range, not a parse_error: still
   // an InputError with the place (found by the checkpoint mutation test).
   const fs::path overflow = write("overflow.json", "{\n  \"train\": {\"lr\": 1e999}\n}");

@@ -54,7 +54,7 @@ random_below() {  # sets `drawn` to a number in [0, $1) (no subshell: the state 
 now_ms() { local t=${EPOCHREALTIME/./}; echo $(( t / 1000 )); }
 
 # The files a run directory may hold between runs: the run's own, and the hidden
-# temporaries of write_safetensors (".NAME.tmp.PID") and of the text writer (".NAME.tmp").
+# temporaries of the atomic writer (".NAME.tmp.PID"), and the lock file ".lock".
 check_run_dir_contents() {
   local name
   for path in "$run"/* "$run"/.[!.]*; do
@@ -62,7 +62,8 @@ check_run_dir_contents() {
     name=${path##*/}
     case $name in
       latest.safetensors | best.safetensors | metrics.jsonl | config.json) ;;
-      .latest.safetensors.tmp.[0-9]* | .best.safetensors.tmp.[0-9]* | .metrics.jsonl.tmp | .config.json.tmp | .write-test) ;;
+      .latest.safetensors.tmp.[0-9]* | .best.safetensors.tmp.[0-9]* | .metrics.jsonl.tmp* | .config.json.tmp* | .write-test) ;;
+      .lock) ;;  # the run's flock (io/dir_lock.h); the kernel released it with the killed holder
       *) fail "unexpected file $name in the run directory after kill $kills" ;;
     esac
   done
@@ -70,7 +71,7 @@ check_run_dir_contents() {
 
 temporaries() { # prints the temporary files in the run directory, space-separated
   local found=()
-  for path in "$run"/.[!.]*; do [[ -e $path ]] && found+=("${path##*/}"); done
+  for path in "$run"/.[!.]*; do [[ -e $path && ${path##*/} != .lock ]] && found+=("${path##*/}"); done
   echo "${found[*]:-}"
 }
 

@@ -271,11 +271,12 @@ TEST_F(SafetensorsTest, FailedWriteToAMissingFolderThrowsIoErrorNamingThePath) {
 }
 
 TEST_F(SafetensorsTest, FailedRenameLeavesTargetUntouchedAndRemovesTempFile) {
-  // The target is a non-empty folder, so the final rename fails after all bytes are written.
+  // The target is a non-empty folder: the writer refuses to replace anything but a
+  // regular file (io/atomic_file.h), and checks again right before its rename.
   Tensor one = Tensor::from({1}, {1.0f});
   const fs::path path = dir_ / "latest.safetensors";
   fs::create_directories(path / "inside");
-  EXPECT_THROW(write_safetensors(path, {}, {{"w", &one}}), IoError);
+  EXPECT_THROW(write_safetensors(path, {}, {{"w", &one}}), InputError);
   EXPECT_TRUE(fs::is_directory(path / "inside"));
   EXPECT_TRUE(temp_files().empty());
 }

@@ -2,7 +2,9 @@
 // the function that runs it once parsing succeeded; main() maps errors to exit codes.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -23,7 +25,20 @@ struct ComputeOptions {
   void apply() const;
 };
 
-// Exit statuses (SPEC section 4).
-inline constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitInterrupted = 130;
+// "kernels: avx512 (this CPU runs baseline, avx2, avx512; ...), GEMM backend ...": which
+// build of the kernels runs, for --version and the first line of train.
+std::string kernels_description();
+
+// Exit statuses (SPEC section 4). SIGTERM stops training as Ctrl-C does, exiting 128 + 15.
+inline constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitInterrupted = 130, kExitTerminated = 143;
+
+// Validators that parse the option's text without wrapping and state their bound plainly:
+// "--threads: must be an integer in [0, 256], found \"300\"" (options.cpp).
+CLI::Validator integer_in(int64_t lo, int64_t hi);
+CLI::Validator unsigned_64();  // a seed: [0, 2^64)
+
+// Flushes stdout and throws IoError when any write to it failed (a full disk, /dev/full,
+// a closed descriptor): output that was lost is a failure, not a success.
+void check_standard_output();
 
 }  // namespace mg::cli

@@ -1,8 +1,13 @@
 // mini-gpt's entry point: parse the command line, run one subcommand, and turn every
 // error into one line "mini-gpt: error: ..." with the SPEC's exit status:
-// 0 success, 2 bad usage/config/input, 1 any other failure, 130 after Ctrl-C.
+// 0 success, 2 bad usage/config/input, 1 any other failure (a failed write to stdout
+// included), 130 after Ctrl-C, 143 after SIGTERM (train finishes its step first).
 // Started by mpirun, every rank runs this same main; an error on any rank ends the whole
 // job (MPI_Abort), since its peers may be waiting for it inside a collective.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -11,6 +16,8 @@
 
 #include "cli/commands.h"
 #include "dist/communicator.h"
+#include "io/config.h"
+#include "kernels/cpu_variant.h"
 #include "kernels/runtime.h"
 #include "tensor/error.h"
 
@@ -24,9 +31,16 @@ void ComputeOptions::add_to(CLI::App& command) {
   command
       .add_option("--threads", threads,
                   "Threads for the kernels (0: all cores; default " + std::to_string(threads) + ")")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(0, kMaxThreads));
   command.add_option("--backend", backend, "GEMM backend: openblas, onednn or reference (default: " +
                                                std::string(backend_name(default_gemm_backend())) + ")");
+}
+
+std::string kernels_description() {
+  std::string runs;
+  for (mg::CpuVariant v : mg::supported_cpu_variants()) runs += (runs.empty() ? "" : ", ") + std::string(mg::cpu_variant_name(v));
+  return "kernels: " + std::string(mg::cpu_variant_name(mg::cpu_variant())) + " (this CPU runs " + runs +
+         "; MINI_GPT_KERNELS chooses)";
 }
 
 void ComputeOptions::apply() const {
@@ -39,13 +53,31 @@ namespace {
 // Seconds a collective may wait for the other ranks before the job is declared broken.
 constexpr double kDefaultMpiTimeoutS = 600.0;
 
-// In a job of several ranks the line names the rank that failed.
-int fail(const std::string& message, int status) {
+// In a job of several ranks the line names the rank that failed. Messages may quote what
+// the user handed over; control bytes become '?' so that the error stays one line.
+int fail(std::string message, int status) {
+  for (char& c : message)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
   const mg::Communicator& world = mg::world_communicator();
   std::cerr << "mini-gpt: error: ";
   if (world.size() > 1) std::cerr << "rank " << world.rank() << " of " << world.size() << ": ";
   std::cerr << message << std::endl;
   return status;
+}
+
+// Started with stdin, stdout or stderr closed (`>&-`), the first file we open would take
+// that descriptor, and printf would write into a checkpoint. Each closed one gets
+// /dev/null opened read-only: writes to it then fail (EBADF) and are reported, and the
+// number is no longer free.
+void hold_standard_descriptors() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int opened = ::open("/dev/null", O_RDONLY);
+    if (opened >= 0 && opened != fd) {
+      ::dup2(opened, fd);
+      ::close(opened);
+    }
+  }
 }
 
 double mpi_timeout_seconds() {
@@ -56,6 +88,20 @@ double mpi_timeout_seconds() {
   return end != text && *end == '\0' && seconds > 0 ? seconds : kDefaultMpiTimeoutS;
 }
 
+// MINI_GPT_KERNELS=baseline|avx2|avx512 forces a CPU variant of the element-wise kernels
+// (kernels/cpu_variant.h), to compare them or to rule one out; unset, the best this CPU
+// runs is used.
+void choose_cpu_variant() {
+  const char* name = std::getenv("MINI_GPT_KERNELS");
+  if (name != nullptr && *name != '\0') {
+    try {
+      mg::set_cpu_variant(mg::parse_cpu_variant(name));
+    } catch (const mg::InputError& e) {
+      throw mg::InputError(std::string("MINI_GPT_KERNELS: ") + e.what());
+    }
+  }
+}
+
 int run(int argc, char** argv);
 
 }  // namespace
@@ -63,18 +109,30 @@ int run(int argc, char** argv);
 
 int main(int argc, char** argv) {
   using namespace mg::cli;
+  hold_standard_descriptors();
   std::optional<mg::DistributedSession> session;
   try {
+    choose_cpu_variant();
     session.emplace(mpi_timeout_seconds());
   } catch (const mg::InputError& e) {
     return fail(e.what(), kExitUsage);
   } catch (const std::exception& e) {
     return fail(e.what(), kExitFailure);
   }
-  const int status = run(argc, argv);
+  int status = run(argc, argv);
+  // Everything printed must have reached stdout: a full disk or a closed descriptor
+  // is a failure, not a silent success.
+  if (status == kExitOk || status == kExitInterrupted || status == kExitTerminated) {
+    try {
+      check_standard_output();
+    } catch (const mg::Error& e) {
+      status = fail(e.what(), kExitFailure);
+    }
+  }
   // A failed rank takes the job down with it; success (every rank got here) and the
   // job-wide Ctrl-C stop end through MPI_Finalize in the session's destructor.
-  if (status != kExitOk && status != kExitInterrupted) return session->abort_job(status);
+  if (status != kExitOk && status != kExitInterrupted && status != kExitTerminated)
+    return session->abort_job(status);
   return status;
 }
 
@@ -85,7 +143,7 @@ int run(int argc, char** argv) {
   CLI::App app{"mini-gpt: train a tiny character-level GPT from scratch, sample from it, and see what each "
                "attention head reads.",
                "mini-gpt"};
-  app.set_version_flag("--version", "mini-gpt " MINI_GPT_VERSION);
+  app.set_version_flag("--version", [] { return "mini-gpt " MINI_GPT_VERSION "\n" + kernels_description(); });
   app.require_subcommand(1);
   app.fallthrough(false);
   Run train = add_train_command(app);
@@ -120,6 +178,13 @@ int run(int argc, char** argv) {
     return fail(e.what(), kExitUsage);
   } catch (const std::bad_alloc&) {
     return fail("out of memory", kExitFailure);
+  } catch (const nlohmann::json::exception& e) {
+    // Inputs are checked before nlohmann sees them; one that slipped through is a bug in
+    // mini-gpt, reported without nlohmann's "[json.exception.type_error.316]" tag.
+    std::string what = e.what();
+    if (const size_t bracket = what.find("] "); what.rfind("[json.exception.", 0) == 0 && bracket != std::string::npos)
+      what = what.substr(bracket + 2);
+    return fail("internal error while handling JSON: " + what, kExitFailure);
   } catch (const std::exception& e) {
     return fail(e.what(), kExitFailure);
   }

@@ -3,6 +3,7 @@
 // of the text is kept, so any length runs in constant memory.
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <optional>
 #include <random>
 
@@ -17,7 +18,8 @@ namespace mg::cli {
 namespace {
 
 struct SampleOptions {
-  std::string checkpoint, prompt, prompt_file;
+  std::string checkpoint, prompt;
+  std::optional<std::string> prompt_file;  // optional: "--prompt-file ''" is refused, not ignored
   int64_t max_new_tokens = 200, num_samples = 1;
   std::optional<uint64_t> seed;
   SamplingSettings sampling;
@@ -28,6 +30,7 @@ struct SampleOptions {
 // Writes symbols to stdout as they come. A write call per symbol would cost more than
 // choosing it (tens of thousands a second), so stdout is flushed once 20 ms have passed
 // since the last flush, and at the end: a reader still sees the text flow as it is made.
+// A failed write (a full disk, a closed stdout) stops the generation at the next flush.
 class SymbolStream {
  public:
   void write(const std::string& utf8) {
@@ -36,7 +39,7 @@ class SymbolStream {
     if (now - last_flush_ >= std::chrono::milliseconds(20)) flush();
   }
   void flush() {
-    std::fflush(stdout);
+    check_standard_output();
     last_flush_ = std::chrono::steady_clock::now();
   }
 
@@ -55,13 +58,14 @@ Run add_sample_command(CLI::App& app) {
                                  "vocabulary has one, else from its first symbol)");
   cmd->add_option("--prompt-file", o->prompt_file, "Read the prompt from a UTF-8 file")->excludes(prompt);
   cmd->add_option("--max-new-tokens", o->max_new_tokens, "Symbols to generate per sample (default 200)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(0, std::numeric_limits<int64_t>::max()));
   cmd->add_option("--temperature", o->sampling.temperature, "Softmax temperature; 0 is greedy arg-max (default 1)");
   cmd->add_option("--top-k", o->sampling.top_k, "Sample among the K most likely symbols; 0 keeps all (default 0)");
   cmd->add_option("--top-p", o->sampling.top_p, "Nucleus: the smallest set with probability >= P (default 1)");
-  cmd->add_option("--seed", o->seed, "Random seed; the same seed prints the same text (default: random)");
+  cmd->add_option("--seed", o->seed, "Random seed in [0, 2^64); the same seed prints the same text (default: random)")
+      ->check(unsigned_64());
   cmd->add_option("--num-samples", o->num_samples, "Independent samples, each under a header line (default 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, std::numeric_limits<int64_t>::max()));
   cmd->add_flag("--stats", o->stats, "Print time to first symbol and symbols/s to stderr");
   cmd->add_flag("--no-cache", o->no_cache, "Recompute the whole context for every symbol (for comparison)");
   // One symbol at a time is too little work to share: the decoder (nn/decoder.h) runs on
@@ -75,10 +79,11 @@ Run add_sample_command(CLI::App& app) {
     o->compute.apply();
     LoadedModel loaded = load_model(o->checkpoint);
     const Vocab& vocab = loaded.vocab;
-    std::u32string prompt_text = o->prompt_file.empty() ? decode_utf8(o->prompt, "--prompt")
-                                                        : read_utf8_file(o->prompt_file, o->prompt_file);
-    std::vector<int32_t> prompt_ids =
-        vocab.encode(prompt_text, o->prompt_file.empty() ? "--prompt" : o->prompt_file);
+    // A prompt file is a regular file of at most 64 MB (data/text_file.h), so a FIFO or
+    // /dev/zero is refused rather than waited on or read into memory.
+    std::u32string prompt_text = o->prompt_file ? read_utf8_file(*o->prompt_file, "--prompt-file")
+                                                : decode_utf8(o->prompt, "--prompt");
+    std::vector<int32_t> prompt_ids = vocab.encode(prompt_text, o->prompt_file ? *o->prompt_file : "--prompt");
     if (prompt_ids.empty()) prompt_ids.push_back(vocab.find(U'\n').value_or(0));
 
     const uint64_t seed = o->seed ? *o->seed : std::random_device{}();

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "cli/commands.h"
@@ -22,8 +23,19 @@ namespace mg::cli {
 namespace {
 
 std::atomic<bool> g_stop_requested{false};
+std::atomic<int> g_stop_signal{0};  // the signal that asked to stop: SIGINT, SIGTERM or SIGUSR1
 
-extern "C" void on_sigint(int) { g_stop_requested.store(true); }
+// A single process stops on Ctrl-C (SIGINT) or SIGTERM (docker stop, systemd, batch
+// schedulers) alike: the step finishes, latest.safetensors is written, and the exit
+// status says which (130, 143).
+// A second signal ends the process at once (a run stuck before its first step, or a user
+// who will not wait for the step), with the same status and latest.safetensors as it was.
+extern "C" void on_sigint(int signal_number) {
+  if (g_stop_requested.load()) _exit(128 + signal_number);
+  int none = 0;
+  g_stop_signal.compare_exchange_strong(none, signal_number);
+  g_stop_requested.store(true);
+}
 
 // Under mpirun, when a rank dies the launcher sends SIGTERM to the survivors (and
 // SIGKILL about a second later). The survivors then say why they stop, in one line
@@ -66,7 +78,12 @@ class ProgressPrinter {
   ProgressPrinter() : live_(isatty(STDERR_FILENO)) {}
 
   void operator()(const TrainProgress& p) {
-    if (first_step_ < 0) first_step_ = p.step - 1;  // a resumed run starts past 0
+    if (first_step_ < 0) {  // the first report: say which kernels run, once training has started
+      first_step_ = p.step - 1;  // a resumed run starts past 0
+      // On stdout, before the run's summary: stderr keeps to progress and one-line errors.
+      std::printf("mini-gpt " MINI_GPT_VERSION "; %s\n", kernels_description().c_str());
+      std::fflush(stdout);
+    }
     if (p.val_loss) last_val_ = *p.val_loss;
     // ETA from this process's pace so far, evaluations included.
     const double eta = p.elapsed_s / static_cast<double>(p.step - first_step_) * static_cast<double>(p.max_steps - p.step);
@@ -95,8 +112,10 @@ class ProgressPrinter {
 };
 
 struct TrainOptions {
-  std::string config_file, out_dir, resume;
-  int64_t max_steps = -1, seed = -1;
+  std::string config_file, resume;
+  std::optional<std::string> out_dir;  // optional: "--out ''" is refused, not ignored
+  std::optional<int64_t> max_steps;
+  std::optional<uint64_t> seed;
   std::vector<std::string> sets;
   ComputeOptions compute;
   bool profile = false;
@@ -107,7 +126,7 @@ double status_mb(const char* key) {
   std::ifstream in("/proc/self/status");
   std::string line;
   while (std::getline(in, line))
-    if (line.rfind(key, 0) == 0) return std::stod(line.substr(line.find(':') + 1)) / 1024.0;
+    if (line.rfind(key, 0) == 0) return std::strtod(line.c_str() + line.find(':') + 1, nullptr) / 1024.0;
   return 0.0;
 }
 
@@ -153,53 +172,74 @@ Run add_train_command(CLI::App& app) {
           [](std::string& path) { return world_communicator().rank() == 0 ? CLI::ExistingFile(path) : std::string(); },
           "FILE"));
   cmd->add_option("--max-steps", options->max_steps, "Total steps of the run (a resumed run continues up to N)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--seed", options->seed, "Seed for initialisation, batches and dropout")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(1, kMaxStepCount));
+  cmd->add_option("--seed", options->seed, "Seed for initialisation, batches and dropout, in [0, 2^64)")
+      ->check(unsigned_64());
   options->compute.add_to(*cmd);
   cmd->add_option("--set", options->sets, "Override any config key: section.key=value (repeatable)");
   cmd->add_flag("--profile", options->profile,
                 "After the run, print where a training step's time went per op family, and GFLOP/s");
   cmd->footer(
       "Writes DIR/config.json, DIR/metrics.jsonl, DIR/latest.safetensors and DIR/best.safetensors.\n"
-      "Ctrl-C finishes the current step, writes latest.safetensors and exits 130.");
+      "Ctrl-C (SIGTERM) finishes the current step, writes latest.safetensors and exits 130 (143).\n"
+      "--resume continues in the checkpoint's own folder, or in an --out that is new or empty.");
 
   return [options]() {
-    Config config = load_config(options->config_file);
-    auto set = [&](const std::string& assignment) { apply_override(config, assignment); };
-    if (!options->out_dir.empty()) set("train.out_dir=" + nlohmann::json(options->out_dir).dump());
-    if (options->max_steps > 0) set("train.max_steps=" + std::to_string(options->max_steps));
-    if (options->seed >= 0) set("train.seed=" + std::to_string(options->seed));
-    if (options->compute.threads != 0) set("train.threads=" + std::to_string(options->compute.threads));
-    if (!options->compute.backend.empty()) set("train.backend=" + nlohmann::json(options->compute.backend).dump());
-    for (const auto& s : options->sets) set(s);  // --set has the last word
+    // Flags, then every --set, then one validation of the whole: the order of the
+    // overrides never decides whether a config is accepted.
+    Config config = read_config_file(options->config_file);
+    const std::string file_out_dir = config.train.out_dir;
+    if (options->out_dir) set_config_value(config, "train.out_dir", *options->out_dir, "--out");
+    if (options->max_steps) set_config_value(config, "train.max_steps", *options->max_steps, "--max-steps");
+    if (options->seed) set_config_value(config, "train.seed", *options->seed, "--seed");
+    if (options->compute.threads != 0) set_config_value(config, "train.threads", options->compute.threads, "--threads");
+    if (!options->compute.backend.empty()) set_config_value(config, "train.backend", options->compute.backend, "--backend");
+    apply_overrides(config, options->sets,  // --set has the last word
+                    options->config_file + (options->sets.empty() ? "" : " with --set"));
 
     Communicator& world = world_communicator();
     TrainRequest request;
     request.config = config;
     request.communicator = &world;
     if (!options->resume.empty()) request.resume = options->resume;
+    // A run directory named on the command line (else a resumed run stays in its checkpoint's folder).
+    if (options->out_dir || config.train.out_dir != file_out_dir) request.out_dir = config.train.out_dir;
     ProgressPrinter printer;
     request.on_progress = [&printer](const TrainProgress& p) { printer(p); };
     request.stop_requested = &g_stop_requested;
     request.profile = options->profile;
     std::signal(SIGINT, on_sigint);
-    if (world.size() > 1) install_mpi_signal_handlers(world, config.train.out_dir);
+    if (world.size() > 1)  // (the run directory, as train() will choose it, for the message)
+      install_mpi_signal_handlers(world, request.resume && !request.out_dir
+                                             ? (request.resume->has_parent_path() ? request.resume->parent_path().string() : ".")
+                                             : config.train.out_dir);
+    else std::signal(SIGTERM, on_sigint);
 
     TrainResult result = train(request);
     std::signal(SIGINT, SIG_DFL);
-    if (world.rank() != 0) return result.interrupted ? kExitInterrupted : kExitOk;  // rank 0 reports
+    std::signal(SIGTERM, SIG_DFL);
+    const bool terminated = g_stop_signal.load() == SIGTERM;
+    const int interrupted_status = terminated ? kExitTerminated : kExitInterrupted;
+    if (world.rank() != 0) return result.interrupted ? interrupted_status : kExitOk;  // rank 0 reports
     printer.finish();
     if (result.interrupted) {
-      std::fprintf(stderr, "interrupted at step %lld; wrote %s\n", static_cast<long long>(result.step),
-                   (result.run_dir / "latest.safetensors").c_str());
-      return kExitInterrupted;
+      std::fprintf(stderr, "%s at step %lld; wrote %s\n", terminated ? "terminated (SIGTERM)" : "interrupted",
+                   static_cast<long long>(result.step), (result.run_dir / "latest.safetensors").c_str());
+      return interrupted_status;
     }
     std::printf("trained %lld steps in %s (%.0f tokens/s)\n", static_cast<long long>(result.step),
                 format_duration(result.elapsed_s).c_str(), result.tokens_per_s);
     if (result.final_val_loss) std::printf("final val loss %.4f\n", *result.final_val_loss);
     if (result.best_val_loss) std::printf("best val loss %.4f\n", *result.best_val_loss);
-    if (result.probe_accuracy) std::printf("probe accuracy %.4f\n", *result.probe_accuracy);
+    if (result.probe_accuracy) {
+      std::printf("probe accuracy %.4f", *result.probe_accuracy);
+      const char* separator = " (";
+      for (const auto& [kind, accuracy] : result.probe_accuracy_by_kind) {
+        std::printf("%s%s %.4f", separator, kind.c_str(), accuracy);
+        separator = ", ";
+      }
+      std::printf("%s\n", result.probe_accuracy_by_kind.empty() ? "" : ")");
+    }
     std::printf("run directory %s\n", result.run_dir.c_str());
     if (result.ranks > 1 && result.training_s > 0)
       std::printf("data-parallel over %d ranks: gradient allreduce %.2f ms/step, %.1f%% of a step (waits included)\n",

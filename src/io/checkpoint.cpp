@@ -4,7 +4,9 @@
 // only then reads the data and its checksum.
 #include "io/checkpoint.h"
 
+#include <cmath>
 #include <set>
+#include <span>
 
 #include <nlohmann/json.hpp>
 
@@ -32,9 +34,9 @@ size_t code_point_count(const std::string& utf8) {
 std::vector<std::string> parse_vocab(const std::string& text, int64_t vocab_size) {
   json parsed;
   try {
-    parsed = json::parse(text);
-  } catch (const json::exception& e) {  // syntax, or a number beyond double
-    throw InputError("__metadata__.vocab: " + describe_json_parse_error(e, text));
+    parsed = parse_json_bounded(text);
+  } catch (const InputError& e) {
+    throw InputError(std::string("__metadata__.vocab: ") + e.what());
   }
   if (!parsed.is_array()) throw InputError("__metadata__.vocab must be a JSON array, found " + json_excerpt(parsed));
   std::vector<std::string> vocab;
@@ -67,6 +69,17 @@ int64_t parse_step(const std::string& text) {
     step = step * 10 + (c - '0');
   }
   return step;
+}
+
+// A NaN or infinity in the weights (or moments) would only surface later as "loss nan";
+// the file is refused on load instead, naming the tensor and the first such element.
+void refuse_non_finite(const std::string& name, const Tensor& tensor, const std::string& origin) {
+  const std::span<const float> values = tensor.span();
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i]))
+      throw InputError(origin + ": tensor " + name + " holds a non-finite value (" +
+                       (std::isnan(values[i]) ? "nan" : values[i] > 0 ? "inf" : "-inf") + ") at element " +
+                       std::to_string(i) + " of " + std::to_string(values.size()));
 }
 
 }  // namespace
@@ -175,9 +188,9 @@ Checkpoint load_checkpoint(const std::filesystem::path& path) {
   const std::string& config_text = field("config");
   json config_json;
   try {
-    config_json = json::parse(config_text);
-  } catch (const json::exception& e) {  // syntax, or a number beyond double
-    throw InputError(origin + ": __metadata__.config: " + describe_json_parse_error(e, config_text));
+    config_json = parse_json_bounded(config_text);
+  } catch (const InputError& e) {
+    throw InputError(origin + ": __metadata__.config: " + e.what());
   }
   const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   checkpoint.config = config_from_json(config_json, folder, origin + ": __metadata__.config");
@@ -193,7 +206,10 @@ Checkpoint load_checkpoint(const std::filesystem::path& path) {
   for (const auto& entry : reader.entries()) shapes.emplace_back(entry.name, entry.shape);
   check_checkpoint_tensors(checkpoint.config.model, shapes, origin);
 
-  for (auto& [name, tensor] : reader.read_tensors()) checkpoint.tensors.emplace(name, std::move(tensor));
+  for (auto& [name, tensor] : reader.read_tensors()) {
+    refuse_non_finite(name, tensor, origin);
+    checkpoint.tensors.emplace(name, std::move(tensor));
+  }
   return checkpoint;
 }
 

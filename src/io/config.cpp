@@ -11,6 +11,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "data/text_file.h"
 #include "data/utf8.h"
 #include "io/json_text.h"
 #include "tensor/error.h"
@@ -25,6 +26,10 @@ using nlohmann::json;
 // tensor, [mlp_ratio*D, D], still counts its elements in an int64.
 constexpr int64_t kMaxModelDim = int64_t(1) << 20;
 constexpr int64_t kMaxPositionsTimesWidth = int64_t(1) << 24;
+// A batch of more rows than this, or more validation batches, is a typo, not a plan
+// (the memory estimate refuses most such batches anyway; eval_batches costs only time).
+constexpr int64_t kMaxBatchSize = int64_t(1) << 20;
+constexpr int64_t kMaxEvalBatches = 1'000'000;
 
 // Calls visit(section, key, field) for every key, in SPEC order; ConfigT may be const.
 template <class ConfigT, class Visit>
@@ -59,6 +64,7 @@ void for_each_key(ConfigT& c, Visit&& visit) {
   visit("data", "path", c.data.path);
   visit("data", "val_fraction", c.data.val_fraction);
   visit("data", "probe_path", c.data.probe_path);
+  visit("data", "row_start", c.data.row_start);
 }
 
 bool is_path_key(const std::string& section, const std::string& key) {
@@ -77,6 +83,16 @@ auto with_origin(const std::string& origin, F&& f) {
       if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
     throw InputError(message);
   }
+}
+
+// An assignment as errors quote it: cut to about 80 bytes, so a hostile 60,000-byte value
+// does not become a 60,000-byte error line.
+std::string quoted_assignment(const std::string& assignment) {
+  constexpr size_t kMaxQuoted = 80;
+  if (assignment.size() <= kMaxQuoted) return "--set " + assignment;
+  size_t cut = kMaxQuoted;  // back off to a UTF-8 character boundary
+  while (cut > 0 && (static_cast<unsigned char>(assignment[cut]) & 0xC0) == 0x80) --cut;
+  return "--set " + assignment.substr(0, cut) + "...";
 }
 
 [[noreturn]] void wrong_type(const std::string& name, const char* expected, const json& value) {
@@ -195,6 +211,20 @@ void require(bool ok, const std::string& name, const json& value, const std::str
   if (!ok) throw InputError(name + " must be " + rule + ", found " + json_excerpt(value));
 }
 
+// Every string key is a path or a name that is written into config.json and checkpoints
+// (JSON, so UTF-8) and handed to the OS (where a NUL would silently cut it short).
+void validate_strings(const Config& c) {
+  for_each_key(c, [](const char* section, const char* key, const auto& field) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(field)>, std::string>) {
+      const std::string name = std::string(section) + "." + key;
+      if (const size_t nul = field.find('\0'); nul != std::string::npos)
+        throw InputError(name + " holds a NUL byte at offset " + std::to_string(nul) + ", found " +
+                         json_excerpt(field));
+      decode_utf8(field, name);  // "NAME: invalid UTF-8 at byte offset N (...)"
+    }
+  });
+}
+
 }  // namespace
 
 void validate_config(const Config& c) {
@@ -235,16 +265,30 @@ void validate_config(const Config& c) {
   require(t.beta2 >= 0 && t.beta2 < 1, "train.beta2", t.beta2, "in [0, 1)");
   require(t.eps > 0, "train.eps", t.eps, "> 0");
   require(t.grad_clip >= 0, "train.grad_clip", t.grad_clip, ">= 0 (0 turns clipping off)");
-  require(t.threads >= 0, "train.threads", t.threads, ">= 0 (0 uses all cores)");
+  for (auto [name, value] : {std::pair{"train.max_steps", t.max_steps}, {"train.warmup_steps", t.warmup_steps},
+                             {"train.eval_interval", t.eval_interval},
+                             {"train.checkpoint_interval", t.checkpoint_interval}})
+    require(value <= kMaxStepCount, name, value, "<= " + std::to_string(kMaxStepCount));
+  require(t.batch_size <= kMaxBatchSize, "train.batch_size", t.batch_size, "<= " + std::to_string(kMaxBatchSize));
+  require(t.eval_batches <= kMaxEvalBatches, "train.eval_batches", t.eval_batches,
+          "<= " + std::to_string(kMaxEvalBatches));
+  require(t.threads >= 0 && t.threads <= kMaxThreads, "train.threads", t.threads,
+          "in [0, " + std::to_string(kMaxThreads) + "] (0 uses all cores)");
   require(t.backend.empty() || t.backend == "openblas" || t.backend == "onednn" || t.backend == "reference",
           "train.backend", t.backend, "one of \"\", \"openblas\", \"onednn\", \"reference\"");
   require(!t.out_dir.empty(), "train.out_dir", t.out_dir, "a folder name");
 
   require(c.data.val_fraction > 0 && c.data.val_fraction < 1, "data.val_fraction", c.data.val_fraction,
           "in (0, 1)");
+  require(c.data.row_start == "random" || c.data.row_start == "story", "data.row_start", c.data.row_start,
+          "\"random\" (any symbol) or \"story\" (right after a newline)");
+  validate_strings(c);
 }
 
-Config config_from_json(const json& input, const fs::path& base_dir, const std::string& origin) {
+namespace {
+
+// Keys and types only; the caller validates the ranges.
+Config config_from_json_unvalidated(const json& input, const fs::path& base_dir, const std::string& origin) {
   return with_origin(origin, [&] {
     if (!input.is_object()) throw InputError("config must be a JSON object, found " + json_excerpt(input));
     Config config;
@@ -254,36 +298,42 @@ Config config_from_json(const json& input, const fs::path& base_dir, const std::
       if (!body.is_object()) wrong_type(section, "an object", body);
       for (const auto& [key, value] : body.items()) set_key(config, section, key, value, base_dir);
     }
-    validate_config(config);
     return config;
   });
+}
+
+}  // namespace
+
+Config config_from_json(const json& input, const fs::path& base_dir, const std::string& origin) {
+  Config config = config_from_json_unvalidated(input, base_dir, origin);
+  with_origin(origin, [&] { validate_config(config); });
+  return config;
 }
 
 Config config_from_json(const json& input, const fs::path& base_dir) {
   return config_from_json(input, base_dir, "config");
 }
 
-Config load_config(const fs::path& file) {
+Config read_config_file(const fs::path& file) {
   const std::string origin = file.string();
-  std::error_code error;
-  if (fs::is_directory(file, error)) throw InputError(origin + ": cannot read config: is a folder");
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(origin + ": cannot read config: " + std::strerror(errno));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
-  json parsed;
-  try {
-    parsed = json::parse(text);
-  } catch (const json::exception& e) {  // syntax, or a number beyond double
-    throw InputError(origin + ": " + describe_json_parse_error(e, text));
-  }
+  // A regular file of bounded size ("config PATH is a FIFO, expected a text file").
+  const std::string text = read_file_bytes(file, "config", kMaxConfigBytes);
+  const json parsed = with_origin(origin, [&] { return parse_json_bounded(text); });
   const fs::path base_dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
-  return config_from_json(parsed, base_dir, origin);
+  return config_from_json_unvalidated(parsed, base_dir, origin);
 }
 
-void apply_override(Config& config, const std::string& assignment) {
-  with_origin("--set " + assignment, [&] {
+Config load_config(const fs::path& file) {
+  Config config = read_config_file(file);
+  with_origin(file.string(), [&] { validate_config(config); });
+  return config;
+}
+
+namespace {
+
+// Sets the key an assignment names, types checked, ranges not.
+void set_from_assignment(Config& config, const std::string& assignment) {
+  with_origin(quoted_assignment(assignment), [&] {
     const size_t equals = assignment.find('=');
     const std::string name = assignment.substr(0, equals);
     const size_t dot = name.find('.');
@@ -293,15 +343,40 @@ void apply_override(Config& config, const std::string& assignment) {
     const std::string text = assignment.substr(equals + 1);
     // The value is JSON when it parses as JSON (3e-4, 64, "x"), else the text itself, so
     // out_dir=runs/x needs no quotes; a string key always takes the text as written.
-    json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (value.is_discarded() || (is_text_key(section, key) && !value.is_string())) {
+    // (Bounded: a value nested 60,000 deep is taken as text and refused by its type.)
+    json value;
+    bool parsed = true;
+    try {
+      value = parse_json_bounded(text);
+    } catch (const InputError&) {
+      parsed = false;
+    }
+    if (!parsed || (is_text_key(section, key) && !value.is_string())) {
       decode_utf8(text, name + " value");  // config.json and checkpoints hold it as JSON, which is UTF-8
       value = text;
     }
-    Config updated = config;
-    set_key(updated, section, key, value, fs::current_path());
-    validate_config(updated);
-    config = std::move(updated);
+    set_key(config, section, key, value, fs::current_path());
+  });
+}
+
+}  // namespace
+
+void apply_overrides(Config& config, const std::vector<std::string>& assignments, const std::string& origin) {
+  Config updated = config;
+  for (const std::string& assignment : assignments) set_from_assignment(updated, assignment);
+  with_origin(origin, [&] { validate_config(updated); });
+  config = std::move(updated);
+}
+
+void apply_override(Config& config, const std::string& assignment) {
+  apply_overrides(config, {assignment}, quoted_assignment(assignment));
+}
+
+void set_config_value(Config& config, const std::string& name, const json& value, const std::string& option) {
+  with_origin(option, [&] {
+    const size_t dot = name.find('.');
+    MG_CHECK(dot != std::string::npos, "set_config_value: " + name + " is not section.key");
+    set_key(config, name.substr(0, dot), name.substr(dot + 1), value, fs::current_path());
   });
 }
 

@@ -38,6 +38,9 @@ struct DataConfig {
   std::string path;  // absolute once resolved
   double val_fraction = 0.1;
   std::string probe_path;  // probe set; "" when the corpus has none
+  // Where a training or validation row starts: "random" (any symbol) or "story" (right
+  // after a newline, so a row holds one story from its start: data/README.md).
+  std::string row_start = "random";
 };
 
 struct Config {
@@ -46,9 +49,16 @@ struct Config {
   DataConfig data;
 };
 
+// A config file is a regular file of at most this size (1 MB; mini-gpt's are under 1 kB).
+inline constexpr uint64_t kMaxConfigBytes = uint64_t(1) << 20;
+
 // Reads FILE; relative data paths resolve against the file's folder. InputError names
 // the file, the key and the value at fault (unknown key, wrong type, out of range).
 Config load_config(const std::filesystem::path& file);
+
+// The same without the range checks (types and keys are checked): for a caller that
+// applies overrides first and then validates the whole (apply_overrides).
+Config read_config_file(const std::filesystem::path& file);
 
 // Parses a JSON object already in memory; relative paths resolve against base_dir.
 Config config_from_json(const nlohmann::json& json, const std::filesystem::path& base_dir);
@@ -59,13 +69,32 @@ Config config_from_json(const nlohmann::json& json, const std::filesystem::path&
                         const std::string& origin);
 
 // Applies "section.key=value" (value parsed as JSON, else taken as a string); relative
-// data paths resolve against the current folder. Then re-validates.
+// data paths resolve against the current folder. Then re-validates. On any error the
+// config is left as it was.
 void apply_override(Config& config, const std::string& assignment);
+
+// Applies every assignment in order, then validates the result once, so the order of
+// the overrides never matters (n_embd before n_head before position, lr before min_lr).
+// A key's type is checked as it is set ("--set A: ..."); a range fault of the result
+// reads "ORIGIN: ..." (e.g. "configs/x.json with --set"). On any error config is unchanged.
+void apply_overrides(Config& config, const std::vector<std::string>& assignments, const std::string& origin);
+
+// Sets one key from a typed value (a command-line flag such as --out or --seed), with
+// the key's type checked but no validation; OPTION names it in errors ("--out").
+void set_config_value(Config& config, const std::string& name, const nlohmann::json& value,
+                      const std::string& option);
 
 // Every key, resolved, as {"model": {...}, "train": {...}, "data": {...}}.
 nlohmann::json config_to_json(const Config& config);
 
-// Range checks that need no corpus (n_embd % n_head, lr > 0, ...); InputError on the first fault.
+// Range checks that need no corpus (n_embd % n_head, lr > 0, thread and step counts
+// within their bounds, every string valid UTF-8 without NUL, ...); InputError on the first fault.
 void validate_config(const Config& config);
+
+// train.threads (and --threads) at most this; 0 means all cores.
+inline constexpr int64_t kMaxThreads = 256;
+// Step counts (max_steps, warmup, intervals) at most this: 10^12 steps, far beyond any run,
+// keeps every step * batch * block product inside an int64.
+inline constexpr int64_t kMaxStepCount = 1'000'000'000'000;
 
 }  // namespace mg

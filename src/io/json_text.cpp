@@ -3,6 +3,9 @@
 
 #include <algorithm>
 
+#include "data/json_limits.h"
+#include "tensor/error.h"
+
 namespace mg {
 
 std::string describe_json_parse_error(const nlohmann::json::exception& error, std::string_view text) {
@@ -39,6 +42,15 @@ std::string describe_json_parse_error(const nlohmann::json::exception& error, st
   if (!reason.empty()) out += ": " + reason;
   std::replace(out.begin(), out.end(), '\n', ' ');
   return out;
+}
+
+nlohmann::json parse_json_bounded(std::string_view text) {
+  check_json_limits(text);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {  // syntax, or a number beyond double
+    throw InputError(describe_json_parse_error(e, text));
+  }
 }
 
 std::string json_excerpt(const nlohmann::json& value, size_t max_chars) {

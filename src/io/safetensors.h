@@ -42,7 +42,8 @@ struct SafetensorsEntry {
 // Writes PATH atomically: a temporary ".NAME.tmp.PID" beside it, fsync, rename over PATH,
 // fsync of the folder. metadata gets "data_sha256" added (a caller's value is replaced).
 // On failure the old PATH is untouched, the temp file is removed, and IoError says
-// "cannot write PATH: <strerror>".
+// "cannot write PATH: <strerror>"; a PATH that is not a regular file (a device, FIFO,
+// symlink) is refused with an InputError (io/atomic_file.h).
 void write_safetensors(const std::filesystem::path& path,
                        const std::map<std::string, std::string>& metadata,
                        const std::vector<std::pair<std::string, const Tensor*>>& tensors);

@@ -57,7 +57,8 @@ void SafetensorsReader::read_exact(uint64_t offset, void* destination, uint64_t 
 }
 
 SafetensorsReader::SafetensorsReader(const std::filesystem::path& path) : path_(path) {
-  file_.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO would otherwise block the open until a writer came.
+  file_.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (file_.fd < 0) refuse(std::string("cannot read: ") + std::strerror(errno));
   struct stat info {};
   if (::fstat(file_.fd, &info) != 0) refuse(std::string("cannot read: ") + std::strerror(errno));
@@ -89,9 +90,9 @@ SafetensorsReader::SafetensorsReader(const std::filesystem::path& path) : path_(
 void SafetensorsReader::parse_header(const std::string& header_text) {
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(header_text);
-  } catch (const nlohmann::json::exception& e) {  // syntax, or a number beyond double
-    refuse("header: " + describe_json_parse_error(e, header_text));
+    header = parse_json_bounded(header_text);  // nesting bounded, NUL refused
+  } catch (const InputError& e) {
+    refuse(std::string("header: ") + e.what());
   }
   if (!header.is_object()) refuse("header is not a JSON object, found " + json_excerpt(header));
   for (const auto& [name, entry] : header.items()) {

@@ -1,10 +1,7 @@
-// The safetensors writer (SPEC section 2), atomic: the bytes go to a hidden temporary
-// file beside the target, are fsync'ed, and only then renamed over the target, so a
-// crash, a full disk or Ctrl-C leaves either the old checkpoint or the new one, never
-// half of one. The folder is fsync'ed too, so the rename itself survives a power cut.
-#include <fcntl.h>
-#include <unistd.h>
-
+// The safetensors writer (SPEC section 2), atomic through io/atomic_file.h: the bytes go
+// to a hidden temporary file beside the target, are fsync'ed, and only then renamed over
+// the target, so a crash, a full disk or Ctrl-C leaves either the old checkpoint or the
+// new one, never half of one. The folder is fsync'ed too, so the rename survives a power cut.
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -12,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/atomic_file.h"
 #include "io/safetensors.h"
 #include "io/sha256.h"
 #include "tensor/error.h"
@@ -24,25 +22,6 @@ namespace {
 static_assert(std::endian::native == std::endian::little, "safetensors stores little-endian float32");
 
 namespace fs = std::filesystem;
-
-std::string cannot_write(const fs::path& path, int error_number) {
-  return "cannot write " + path.string() + ": " + std::strerror(error_number);
-}
-
-// Writes all `size` bytes, retrying short writes and EINTR; returns 0 or an errno value.
-int write_all(int fd, const void* data, size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = ::write(fd, p, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return 0;
-}
 
 // The JSON header, space-padded to a multiple of 8 bytes so the data section that
 // follows it starts 8-byte aligned (as the safetensors library writes it).
@@ -82,41 +61,15 @@ void write_safetensors(const fs::path& path, const std::map<std::string, std::st
   full_metadata[kDataSha256Key] = data_hash.hex_digest();
   const std::string header = build_header(full_metadata, tensors);
 
-  if (path.filename().empty()) throw IoError("cannot write " + path.string() + ": not a file name");
-  const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  // Hidden and suffixed with the pid, so it is never taken for a checkpoint and two
-  // processes writing the same target do not share a temp file.
-  std::string temp_name = ".";
-  temp_name += path.filename().string() + ".tmp." + std::to_string(::getpid());
-  const fs::path temp = folder / temp_name;
-
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw IoError(cannot_write(path, errno));
-  auto fail = [&](int error_number) {
-    if (fd >= 0) ::close(fd);
-    ::unlink(temp.c_str());
-    throw IoError(cannot_write(path, error_number));
-  };
-
-  unsigned char length_field[8];  // little-endian u64 header length
-  for (int i = 0; i < 8; ++i) length_field[i] = static_cast<unsigned char>(uint64_t(header.size()) >> (8 * i));
-  if (int e = write_all(fd, length_field, sizeof length_field)) fail(e);
-  if (int e = write_all(fd, header.data(), header.size())) fail(e);
-  for (const auto& [name, tensor] : tensors)
-    if (int e = write_all(fd, tensor->data(), static_cast<size_t>(tensor->numel()) * sizeof(float))) fail(e);
-  if (::fsync(fd) != 0) fail(errno);
-  const int close_result = ::close(fd);
-  fd = -1;
-  if (close_result != 0) fail(errno);
-  if (::rename(temp.c_str(), path.c_str()) != 0) fail(errno);
-
-  // The rename is durable only once the folder's entry is on disk.
-  int folder_fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (folder_fd < 0) throw IoError(cannot_write(path, errno));
-  const int sync_result = ::fsync(folder_fd);
-  const int sync_errno = errno;
-  ::close(folder_fd);
-  if (sync_result != 0) throw IoError(cannot_write(path, sync_errno));
+  write_file_atomically(path, [&](int fd) {
+    unsigned char length_field[8];  // little-endian u64 header length
+    for (int i = 0; i < 8; ++i) length_field[i] = static_cast<unsigned char>(uint64_t(header.size()) >> (8 * i));
+    if (int e = write_all(fd, length_field, sizeof length_field)) return e;
+    if (int e = write_all(fd, header.data(), header.size())) return e;
+    for (const auto& [name, tensor] : tensors)
+      if (int e = write_all(fd, tensor->data(), static_cast<size_t>(tensor->numel()) * sizeof(float))) return e;
+    return 0;
+  });
 }
 
 }  // namespace mg

@@ -166,31 +166,4 @@ std::string heatmap_svg(const Inspection& r) {
   return svg;
 }
 
-void write_text_atomically(const std::filesystem::path& path, const std::string& text) {
-  auto cannot_write = [&](int error_number) {
-    return IoError("cannot write " + path.string() + ": " + std::strerror(error_number));
-  };
-  if (path.filename().empty()) throw IoError("cannot write " + path.string() + ": not a file name");
-  const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  std::string temp_name = ".";  // hidden, and per process, so it is never taken for the picture
-  temp_name += path.filename().string() + ".tmp." + std::to_string(::getpid());
-  const std::filesystem::path temp = folder / temp_name;
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw cannot_write(errno);
-  const char* p = text.data();
-  size_t left = text.size();
-  int error_number = 0;
-  while (left > 0 && error_number == 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno != EINTR) error_number = errno;
-    if (n > 0) p += n, left -= static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0 && error_number == 0) error_number = errno;
-  if (error_number == 0 && ::rename(temp.c_str(), path.c_str()) != 0) error_number = errno;
-  if (error_number != 0) {
-    ::unlink(temp.c_str());
-    throw cannot_write(error_number);
-  }
-}
-
 }  // namespace mg

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "io/atomic_file.h"
 #include "jobs/inspect.h"
 
 namespace mg {
@@ -15,8 +16,6 @@ namespace mg {
 // <g class="cell"> element.
 std::string heatmap_svg(const Inspection& r);
 
-// Writes TEXT to PATH atomically: a hidden ".NAME.tmp.PID" beside it, then a rename over
-// PATH, so an error leaves no partial file. IoError names the path and the OS reason.
-void write_text_atomically(const std::filesystem::path& path, const std::string& text);
+// The picture is written with io/atomic_file.h's write_text_atomically, like every output.
 
 }  // namespace mg

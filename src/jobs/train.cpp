@@ -1,19 +1,26 @@
 #include "jobs/train.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cctype>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "data/batch_sampler.h"
 #include "data/corpus.h"
 #include "data/probe.h"
+#include "data/text_file.h"
+#include "io/atomic_file.h"
+#include "io/dir_lock.h"
+#include "io/json_text.h"
 #include "io/memory_budget.h"
 #include "jobs/data_parallel.h"
 #include "jobs/evaluate.h"
@@ -33,9 +40,10 @@ using Clock = std::chrono::steady_clock;
 constexpr uint64_t kValidationSeedOffset = 0x5eed0fe7a1ULL;
 
 // The files a run directory holds. Each is replaced through a hidden temporary beside
-// it, ".NAME.tmp" (write_text_file below) or ".NAME.tmp.PID" (write_safetensors), and
+// it, ".NAME.tmp.PID" (io/atomic_file.h; ".NAME.tmp" from earlier versions), and
 // ".write-test" probes the folder; a SIGKILL or a power cut between such a file's
-// creation and its rename or removal leaves it behind.
+// creation and its rename or removal leaves it behind. ".lock" (io/dir_lock.h) is the
+// run's lock: the kernel releases it when the holder dies, so it is never stale.
 constexpr const char* kRunFiles[] = {"latest.safetensors", "best.safetensors", "metrics.jsonl", "config.json"};
 constexpr const char* kWriteProbe = ".write-test";
 
@@ -49,8 +57,8 @@ bool is_temporary_file_name(const std::string& name) {
 }
 
 // Such leftovers may be cut short at any byte, so they are never loaded; a starting or
-// resuming run removes them so that nobody later takes one for a checkpoint. (Two runs
-// writing one folder at once are not supported: the second would remove the first's.)
+// resuming run removes them so that nobody later takes one for a checkpoint. (It holds
+// the folder's lock then, so no other run's temporaries can be among them.)
 void remove_stale_temporary_files(const fs::path& dir) {
   std::error_code ec;
   std::vector<fs::path> stale;
@@ -62,45 +70,21 @@ void remove_stale_temporary_files(const fs::path& dir) {
       throw IoError("cannot remove stale temporary file " + path.string() + ": " + ec.message());
 }
 
-// Writes all `size` bytes, retrying short writes and EINTR; returns 0 or an errno value.
-int write_all(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return 0;
-}
-
-// Replaces `path` by `text` atomically: a reader (or a run killed midway) sees the old
-// file or the new one. On failure the temporary is removed and the error names `path`.
-void write_text_file(const fs::path& path, const std::string& text) {
-  std::string temp_name = ".";  // (built in steps: GCC 12 warns falsely on the one-line form)
-  temp_name += path.filename().string();
-  temp_name += ".tmp";
-  const fs::path temp = path.parent_path() / temp_name;
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw IoError("cannot write " + path.string() + ": " + std::strerror(errno));
-  int error_number = write_all(fd, text.data(), text.size());
-  if (::close(fd) != 0 && error_number == 0) error_number = errno;
-  if (error_number == 0 && ::rename(temp.c_str(), path.c_str()) != 0) error_number = errno;
-  if (error_number != 0) {
-    ::unlink(temp.c_str());
-    throw IoError("cannot write " + path.string() + ": " + std::strerror(error_number));
-  }
-}
-
 // metrics.jsonl, one line appended per step. Through a plain O_APPEND descriptor so that
-// a failed write (a full disk) is reported with its reason.
+// a failed write (a full disk) is reported with its reason. The file was just written
+// atomically; O_NOFOLLOW and O_NONBLOCK keep a symlink or FIFO put there since from
+// being followed or blocking, and anything but a regular file is refused.
 class MetricsLog {
  public:
   explicit MetricsLog(fs::path path)
-      : path_(std::move(path)), fd_(::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) {
+      : path_(std::move(path)),
+        fd_(::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644)) {
     if (fd_ < 0) throw IoError("cannot append to " + path_.string() + ": " + std::strerror(errno));
+    struct stat info {};
+    if (::fstat(fd_, &info) != 0 || !S_ISREG(info.st_mode)) {
+      ::close(fd_);
+      throw InputError("cannot append to " + path_.string() + ": not a regular file");
+    }
   }
   ~MetricsLog() { ::close(fd_); }
   MetricsLog(const MetricsLog&) = delete;
@@ -120,16 +104,33 @@ class MetricsLog {
 // left lines that the resumed run is about to write again (and perhaps a last line cut
 // short by the kill, which does not parse and is dropped).
 void truncate_metrics(const fs::path& path, int64_t step) {
-  std::ifstream in(path);
-  if (!in) return;
-  std::string line, kept;
-  while (std::getline(in, line)) {
-    auto json = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec))) return;
+  // Read through RegularFile: a FIFO or device planted as metrics.jsonl is refused, not read.
+  RegularFile file(path, "metrics file", std::numeric_limits<uint64_t>::max());
+  std::string pending, kept;
+  auto keep_if_due = [&](const std::string& line) {
+    // Lines are ours, but bounded anyway: a deep line is dropped like a cut one.
+    nlohmann::json json;
+    try {
+      json = parse_json_bounded(line);
+    } catch (const InputError&) {
+      return;
+    }
     if (json.is_object() && json.contains("step") && json["step"].is_number_integer() &&
         json["step"].get<int64_t>() <= step)
       kept += line + "\n";
+  };
+  std::vector<char> buffer(size_t(1) << 20);
+  for (size_t n; (n = file.read_some(buffer.data(), buffer.size())) > 0;) {
+    pending.append(buffer.data(), n);
+    size_t start = 0;
+    for (size_t end; (end = pending.find('\n', start)) != std::string::npos; start = end + 1)
+      keep_if_due(pending.substr(start, end - start));
+    pending.erase(0, start);
   }
-  write_text_file(path, kept);
+  if (!pending.empty()) keep_if_due(pending);
+  write_text_atomically(path, kept);
 }
 
 // Fails before training, not at the first checkpoint, when the folder cannot be created
@@ -139,16 +140,17 @@ void ensure_run_dir(const fs::path& dir) {
   fs::create_directories(dir, ec);
   if (ec) throw IoError("cannot create run directory " + dir.string() + ": " + ec.message());
   const fs::path probe = dir / kWriteProbe;
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ::unlink(probe.c_str());  // a leftover (or anything planted there) is not opened: O_EXCL
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError("run directory " + dir.string() + " is not writable: " + std::strerror(errno));
   ::close(fd);
   fs::remove(probe, ec);
 }
 
-// A fresh run never overwrites another run's checkpoints or metrics.
+// A fresh run never overwrites another run's checkpoints, metrics or config.
 void refuse_to_overwrite(const fs::path& dir) {
   const fs::path latest = dir / "latest.safetensors";
-  for (const char* name : {"latest.safetensors", "best.safetensors", "metrics.jsonl"}) {
+  for (const char* name : {"latest.safetensors", "best.safetensors", "metrics.jsonl", "config.json"}) {
     if (!fs::exists(dir / name)) continue;
     if (fs::exists(latest))
       throw InputError("run directory " + dir.string() + " already holds a run (" + name +
@@ -157,6 +159,81 @@ void refuse_to_overwrite(const fs::path& dir) {
     throw InputError("run directory " + dir.string() + " already holds " + name +
                      " but no latest.safetensors to resume from; remove the folder or choose another --out");
   }
+}
+
+// The entries of DIR other than its lock file (none when DIR does not exist).
+std::vector<std::string> folder_entries(const fs::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return names;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename() != kLockFileName) names.push_back(it->path().filename().string());
+  if (ec) throw IoError("cannot list run directory " + dir.string() + ": " + ec.message());
+  return names;
+}
+
+// The checkpoint's own folder, the run directory it belongs to.
+fs::path folder_of(const fs::path& checkpoint) {
+  return checkpoint.has_parent_path() ? checkpoint.parent_path() : fs::path(".");
+}
+
+// A resumed run writing outside its checkpoint's folder needs a new or empty one.
+void refuse_foreign_folder(const fs::path& dir, const fs::path& checkpoint) {
+  const std::vector<std::string> entries = folder_entries(dir);
+  if (entries.empty()) return;
+  throw InputError("run directory " + dir.string() + " is not the folder of --resume " + checkpoint.string() +
+                   " and already holds " + entries.front() + (entries.size() > 1 ? " and more" : "") +
+                   "; a resumed run continues in its checkpoint's folder (leave out --out) or in a new or "
+                   "empty --out");
+}
+
+// Where a run writes, so that no run is ever trained over: a fresh run into out_dir (which
+// refuse_to_overwrite then checks); a resumed run into its checkpoint's own folder, or
+// into an --out that is new or empty (a branch of the run). Any other folder is refused.
+fs::path choose_run_dir(const TrainRequest& request) {
+  if (!request.resume) return request.out_dir ? *request.out_dir : fs::path(request.config.train.out_dir);
+  const fs::path own = folder_of(*request.resume);
+  if (!request.out_dir) return own;
+  std::error_code ec;
+  if (fs::equivalent(*request.out_dir, own, ec)) return own;
+  refuse_foreign_folder(*request.out_dir, *request.resume);
+  return *request.out_dir;
+}
+
+// best_val_loss as the writer printed it (%.17g), or "" for none; anything else is refused.
+std::optional<double> parse_best_val_loss(const std::string& text, const std::string& origin) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value) || std::isspace(
+          static_cast<unsigned char>(text.front())))
+    throw InputError(origin + ": __metadata__.best_val_loss must be a finite number or \"\", found " +
+                     json_excerpt(text));
+  return value;
+}
+
+// The validation loss scores eval_batches x batch_size windows drawn with replacement;
+// beyond a few times the split's distinct windows that buys no precision, only time
+// (1e12 batches would never finish), so the count is bounded by the data.
+void check_eval_batches(const Config& config, int64_t val_symbols) {
+  constexpr int64_t kOversample = 4;
+  const int64_t windows = std::max<int64_t>(val_symbols - config.model.block_size, 1);
+  const int64_t limit = std::max<int64_t>(1, kOversample * windows / config.train.batch_size);
+  if (config.train.eval_batches > limit)
+    throw InputError("train.eval_batches = " + std::to_string(config.train.eval_batches) + " draws " +
+                     std::to_string(config.train.batch_size) + " windows per batch from a validation split of " +
+                     std::to_string(windows) + " windows; at most " + std::to_string(limit) +
+                     " batches (" + std::to_string(kOversample) + " times the split) are allowed");
+}
+
+// data.row_start as the samplers' RowStart: "story" rows start right after a newline.
+RowStart resolve_row_start(const DataConfig& data, const Vocab& vocab) {
+  if (data.row_start != "story") return RowStart::anywhere();
+  const auto newline = vocab.find(U'\n');
+  if (!newline)
+    throw InputError("data.row_start \"story\" needs one story per line, but " + data.path + " has no newline");
+  return RowStart::after(*newline);
 }
 
 std::string format_double(double v) {
@@ -189,22 +266,34 @@ TrainResult train(const TrainRequest& request) {
                      "checkpoint; resume from latest.safetensors beside it");
   Corpus corpus = load_corpus(config.data.path, config.data.val_fraction, config.model.block_size);
   config.model.vocab_size = corpus.vocab.size();
+  check_eval_batches(config, corpus.val.size());
   check_training_memory(config);  // before the model or the run directory exists
   std::vector<ProbeItem> probes;
   if (!config.data.probe_path.empty()) probes = load_probe_set(config.data.probe_path);
+  const RowStart row_start = resolve_row_start(config.data, corpus.vocab);
 
   const RowShare share = batch_rows(tc.batch_size, comm.rank(), comm.size());
 
-  const fs::path run_dir = tc.out_dir;
+  const fs::path run_dir = choose_run_dir(request);
+  config.train.out_dir = run_dir.string();  // config.json and the checkpoints say where the run is
+  std::optional<DirectoryLock> lock;  // held until train() returns: one writer per run directory
   if (writer) {
+    // Checked before the folder is touched, and again under the lock (another process
+    // may have started meanwhile).
+    auto refuse_others = [&] {
+      if (!request.resume) refuse_to_overwrite(run_dir);
+      else if (run_dir != folder_of(*request.resume)) refuse_foreign_folder(run_dir, *request.resume);
+    };
+    refuse_others();
     ensure_run_dir(run_dir);
-    if (!request.resume) refuse_to_overwrite(run_dir);
+    lock.emplace(run_dir, "run directory");
+    refuse_others();
     remove_stale_temporary_files(run_dir);
   }
 
   Gpt model(config.model);
   AdamW optimizer(model.parameters(), {tc.beta1, tc.beta2, tc.eps, tc.weight_decay});
-  BatchSampler sampler(corpus.train, config.model.block_size, tc.batch_size, tc.seed);
+  BatchSampler sampler(corpus.train, config.model.block_size, tc.batch_size, tc.seed, row_start);
   Rng dropout_rng(tc.seed ^ 0xd409u);
   int64_t step = 0;
   std::optional<double> best_val;
@@ -227,16 +316,28 @@ TrainResult train(const TrainRequest& request) {
       return it->second;
     };
     step = saved.checkpoint.step;
+    if (tc.max_steps <= step)
+      throw InputError(request.resume->string() + " is at step " + std::to_string(step) + " and train.max_steps (--max-steps) is " +
+                       std::to_string(tc.max_steps) + ": a resumed run continues up to max_steps, so there is "
+                       "nothing to train; pass a --max-steps above " + std::to_string(step));
     optimizer.set_steps_taken(step);
-    sampler.restore(need("sampler_state"));
-    dropout_rng.set_state_string(need("dropout_rng_state"));
-    if (auto it = meta.find("best_val_loss"); it != meta.end() && !it->second.empty())
-      best_val = std::stod(it->second);
+    // The states are checked by their readers; errors gain the file and the key.
+    auto restore = [&](const char* key, const auto& apply) {
+      try {
+        apply(need(key));
+      } catch (const InputError& e) {
+        throw InputError(request.resume->string() + ": __metadata__." + key + ": " + e.what());
+      }
+    };
+    restore("sampler_state", [&](const std::string& text) { sampler.restore(text); });
+    restore("dropout_rng_state", [&](const std::string& text) { dropout_rng.set_state_string(text); });
+    if (auto it = meta.find("best_val_loss"); it != meta.end())
+      best_val = parse_best_val_loss(it->second, request.resume->string());
     truncate_metrics(run_dir / "metrics.jsonl", step);
   } else if (!request.resume) {
     Rng init_rng(tc.seed);
     model.initialize(init_rng);
-    if (writer) write_text_file(run_dir / "metrics.jsonl", "");
+    if (writer) write_text_atomically(run_dir / "metrics.jsonl", "");
   }
   if (distributed) {  // every rank continues from rank 0's state, fresh or resumed
     SharedState state{step, sampler.state(), dropout_rng.state_string(), best_val};
@@ -246,7 +347,7 @@ TrainResult train(const TrainRequest& request) {
     dropout_rng.set_state_string(state.dropout_rng_state);
     best_val = state.best_val;
   }
-  if (writer) write_text_file(run_dir / "config.json", config_to_json(config).dump(2) + "\n");
+  if (writer) write_text_atomically(run_dir / "config.json", config_to_json(config).dump(2) + "\n");
 
   auto checkpoint_extra = [&]() {
     // The sampler draws the global batch on every rank, so its state is the job's and a
@@ -360,16 +461,29 @@ TrainResult train(const TrainRequest& request) {
     if (step % tc.eval_interval == 0 || step == tc.max_steps) {
       const uint64_t val_seed = tc.seed + kValidationSeedOffset;
       double val = 0.0;
+      ProbeScore probe_score;
       if (!distributed) {
-        val = sampled_loss(model, corpus.val, B, tc.eval_batches, val_seed);
-        if (!probes.empty()) progress.probe_accuracy = probe_accuracy(model, corpus.vocab, probes);
+        val = sampled_loss(model, corpus.val, B, tc.eval_batches, val_seed, row_start);
+        if (!probes.empty()) probe_score = score_probe(model, corpus.vocab, probes);
       } else {  // each rank scores a share of the batches and probes; the sums add up
         const EvalShare eval_share{comm.rank(), comm.size()};
-        double sums[2] = {sampled_loss_sum(model, corpus.val, B, tc.eval_batches, val_seed, eval_share),
-                          static_cast<double>(probe_correct_count(model, corpus.vocab, probes, eval_share))};
-        comm.allreduce_sum(sums, 2);
+        if (!probes.empty()) probe_score = score_probe(model, corpus.vocab, probes, eval_share);
+        // [val loss sum, right answers, right answers per kind]
+        std::vector<double> sums{sampled_loss_sum(model, corpus.val, B, tc.eval_batches, val_seed, eval_share,
+                                                  row_start),
+                                 static_cast<double>(probe_score.correct)};
+        for (int64_t c : probe_score.kind_correct) sums.push_back(static_cast<double>(c));
+        comm.allreduce_sum(sums.data(), static_cast<int64_t>(sums.size()));
         val = sums[0] / static_cast<double>(tc.eval_batches);
-        if (!probes.empty()) progress.probe_accuracy = sums[1] / static_cast<double>(probes.size());
+        probe_score.correct = std::llround(sums[1]);
+        for (size_t k = 0; k < probe_score.kind_correct.size(); ++k)
+          probe_score.kind_correct[k] = std::llround(sums[2 + k]);
+      }
+      if (!probes.empty()) {
+        progress.probe_accuracy = probe_score.accuracy();
+        for (size_t k = 0; k < probe_score.kinds.size(); ++k)
+          progress.probe_accuracy_by_kind.emplace_back(probe_score.kinds[k], probe_score.kind_accuracy(k));
+        result.probe_accuracy_by_kind = progress.probe_accuracy_by_kind;
       }
       progress.val_loss = val;
       result.final_val_loss = val;
@@ -384,6 +498,11 @@ TrainResult train(const TrainRequest& request) {
                            {"tokens_per_s", progress.tokens_per_s}, {"elapsed_s", progress.elapsed_s}};
     if (progress.val_loss) line["val_loss"] = *progress.val_loss;
     if (progress.probe_accuracy) line["probe_accuracy"] = *progress.probe_accuracy;
+    if (!progress.probe_accuracy_by_kind.empty()) {
+      nlohmann::json by_kind = nlohmann::json::object();
+      for (const auto& [kind, accuracy] : progress.probe_accuracy_by_kind) by_kind[kind] = accuracy;
+      line["probe_accuracy_by_kind"] = by_kind;
+    }
     if (writer) {
       metrics->append(line.dump() + "\n");
       if (step % tc.checkpoint_interval == 0 || step == tc.max_steps) save("latest.safetensors");

@@ -12,6 +12,9 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "dist/communicator.h"
 #include "io/config.h"
@@ -29,12 +32,14 @@ struct TrainProgress {
   double tokens_per_s = 0.0;  // over the steps of this process
   double elapsed_s = 0.0;
   std::optional<double> val_loss, probe_accuracy;  // on evaluation steps
+  std::vector<std::pair<std::string, double>> probe_accuracy_by_kind;  // (kind, accuracy), probe file order
 };
 
 struct TrainResult {
   int64_t step = 0;
   bool interrupted = false;  // stop_requested was seen: latest written, exit 130
   std::optional<double> final_val_loss, best_val_loss, probe_accuracy;
+  std::vector<std::pair<std::string, double>> probe_accuracy_by_kind;  // at the last evaluation
   double tokens_per_s = 0.0;
   double elapsed_s = 0.0;
   std::filesystem::path run_dir;
@@ -51,8 +56,12 @@ struct TrainResult {
 struct TrainRequest {
   Config config;                                // resolved, validated, data.path absolute
   std::optional<std::filesystem::path> resume;  // a training checkpoint
+  // The run directory the user named (--out, --set train.out_dir). Without it a fresh run
+  // writes into config.train.out_dir and a resumed one into its checkpoint's own folder;
+  // with it a resumed run needs that folder or a new or empty one. Locked while training.
+  std::optional<std::filesystem::path> out_dir;
   std::function<void(const TrainProgress&)> on_progress;  // every step
-  const std::atomic<bool>* stop_requested = nullptr;      // set by SIGINT
+  const std::atomic<bool>* stop_requested = nullptr;      // set by SIGINT or SIGTERM
   bool profile = false;  // time the steps per op family (TrainResult::profile)
   // The job's processes; null or a single rank: train alone, exactly as without MPI.
   Communicator* communicator = nullptr;

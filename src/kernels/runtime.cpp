@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <string>
 
 #include "kernels/gemm.h"
@@ -44,7 +45,10 @@ int set_num_threads(int threads) {
   if (threads < 0) throw InputError("thread count must be >= 0, found " + std::to_string(threads));
   int n = threads == 0 ? hardware_threads() : threads;
   omp_set_num_threads(n);
-  openblas_set_num_threads(n);
+  // OpenBLAS reserves a 128 MB buffer per thread when told its count, and spins forever if
+  // the address space cannot hold them (`ulimit -v`); threads past the cores never help a
+  // GEMM, so it gets at most one per core.
+  openblas_set_num_threads(std::min(n, std::max(hardware_threads(), 1)));
   g_threads = n;
   return n;
 }

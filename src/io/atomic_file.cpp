@@ -1,0 +1,104 @@
+// The atomic writer (io/atomic_file.h): check the target, write a temporary beside it,
+// fsync, rename, fsync the folder.
+#include "io/atomic_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "tensor/error.h"
+
+namespace mg {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string cannot_write(const fs::path& path, int error_number) {
+  return "cannot write " + path.string() + ": " + std::strerror(error_number);
+}
+
+const char* kind_of(mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+}  // namespace
+
+int write_all(int fd, const void* data, size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, p, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+void refuse_non_regular_target(const fs::path& path) {
+  if (path.empty()) throw InputError("an output path is empty, expected a file name");
+  if (path.filename().empty() || path.filename() == "." || path.filename() == "..")
+    throw InputError("output " + path.string() + " names a folder, expected a file name");
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0) return;  // absent (or unreachable: the open will say why)
+  if (!S_ISREG(info.st_mode))
+    throw InputError("output " + path.string() + " is " + kind_of(info.st_mode) +
+                     "; refusing to replace it with a regular file");
+}
+
+void write_file_atomically(const fs::path& path, const WriteBody& write_body) {
+  refuse_non_regular_target(path);
+  const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  // Hidden and suffixed with the pid, so it is never taken for the file itself and two
+  // processes writing the same target do not share a temporary.
+  std::string temp_name = ".";  // (built in steps: GCC 12 warns falsely on the one-line form)
+  temp_name += path.filename().string();
+  temp_name += ".tmp." + std::to_string(::getpid());
+  const fs::path temp = folder / temp_name;
+
+  ::unlink(temp.c_str());  // a leftover of an earlier process that had this pid
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) throw IoError(cannot_write(path, errno));
+  auto fail = [&](int error_number) {
+    if (fd >= 0) ::close(fd);
+    ::unlink(temp.c_str());
+    throw IoError(cannot_write(path, error_number));
+  };
+  if (int e = write_body(fd)) fail(e);
+  if (::fsync(fd) != 0) fail(errno);
+  const int close_result = ::close(fd);
+  fd = -1;
+  if (close_result != 0) fail(errno);
+  try {
+    refuse_non_regular_target(path);  // again: something may have appeared meanwhile
+  } catch (...) {
+    ::unlink(temp.c_str());
+    throw;
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) fail(errno);
+
+  // The rename is durable only once the folder's entry is on disk.
+  const int folder_fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (folder_fd < 0) throw IoError(cannot_write(path, errno));
+  const int sync_result = ::fsync(folder_fd);
+  const int sync_errno = errno;
+  ::close(folder_fd);
+  if (sync_result != 0) throw IoError(cannot_write(path, sync_errno));
+}
+
+void write_text_atomically(const fs::path& path, const std::string& text) {
+  write_file_atomically(path, [&](int fd) { return write_all(fd, text.data(), text.size()); });
+}
+
+}  // namespace mg
