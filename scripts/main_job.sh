@@ -14,8 +14,8 @@ if [ -e "$run" ]; then  # keep an earlier run: mini-gpt never trains over one
 fi
 ./build/mini-gpt train --config configs/default.json --out "$run"
 
-# A held-out question (data/probe.jsonl): who holds the red hat? The answer is 高.
-question="小彭买了黑色的花瓶。小高看着红色的帽子。谁看着红色的帽子？小"
+# A held-out question (data/probe.jsonl): whose are the grey shoes? The answer is 马.
+question="红铅笔是小陈的。灰鞋子是小马的。黄雨伞是小林的。灰鞋子是谁的？灰鞋子是小"
 
 echo; echo "== sample (greedy) from: $question"
 ./build/mini-gpt sample --checkpoint "$run/best.safetensors" --prompt "$question" --temperature 0 --max-new-tokens 40
@@ -29,6 +29,6 @@ last=$(( $(printf '%s' "$question" | python3 -c 'import sys; print(len(sys.stdin
   --svg "$run/heads.svg"
 echo "wrote $run/heads.svg (open it in a browser)"
 
-echo; echo "== eval on the validation tail"
+echo; echo "== eval on the validation tail, and the probe per question kind"
 python3 -c "import sys; sys.stdout.write(open('data/corpus.txt', encoding='utf-8').read()[-50000:])" > "$run/val_tail.txt"
-./build/mini-gpt eval --checkpoint "$run/best.safetensors" --text-file "$run/val_tail.txt"
+./build/mini-gpt eval --checkpoint "$run/best.safetensors" --text-file "$run/val_tail.txt" --probe data/probe.jsonl

@@ -1,11 +1,22 @@
 #!/usr/bin/env python3
-"""Draw the loss curves of one or more mini-gpt runs into one SVG.
+"""Draw the learning curves of one or more mini-gpt runs into one SVG.
 
-    python3 scripts/plot_metrics.py runs/default runs/other -o curves.svg
+    python3 scripts/plot_metrics.py runs/default --floor 0.6126 -o curves.svg
+    python3 scripts/plot_metrics.py runs/default runs/other --floor 0.6126 -o compare.svg
 
-Each argument is a run directory (or its metrics.jsonl). For every run the training
-loss is drawn as a thin line and the validation loss as a thick one with dots. Pure
-standard library, so it runs wherever Python 3 does.
+Each argument is a run directory (or its metrics.jsonl). Two panels share a logarithmic
+step axis, so the plateaus and jumps of a long run get the width the first hundred steps
+would otherwise take:
+
+  loss   the training loss (thin, moving average) and the validation loss (thick, dots),
+         from just below the entropy floor (--floor, drawn as a dashed line; data/README.md
+         states it) up to --loss-max (default: the floor + 0.6), so the last tenths of a
+         nat above the floor are where the height goes; higher values are clipped at the top;
+  probe  the probe accuracy (thick) and the accuracy per question kind (thin, one dash
+         pattern per kind) from metrics.jsonl's "probe_accuracy_by_kind", 0 to 1, with
+         --target drawn as a dotted line.
+
+Pure standard library, so it runs wherever Python 3 does.
 """
 
 import argparse
@@ -16,14 +27,17 @@ import sys
 from xml.sax.saxutils import escape
 
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
-WIDTH, HEIGHT = 900, 520
-LEFT, RIGHT, TOP, BOTTOM = 70, 200, 40, 55
+DASHES = ["6,3", "2,3", "10,3,2,3", "1,2", "12,4"]  # one per question kind
+WIDTH = 960
+LEFT, RIGHT, TOP = 70, 230, 40
+PANEL, GAP, BOTTOM = 300, 60, 50  # panel height, space between the panels, below the lower one
 
 
 def read_metrics(path):
+    """steps and losses of every line; the evaluations as (step, val, probe, {kind: acc})."""
     if os.path.isdir(path):
         path = os.path.join(path, "metrics.jsonl")
-    steps, losses, val_steps, vals = [], [], [], []
+    steps, losses, evals = [], [], []
     try:
         with open(path, encoding="utf-8") as f:
             for number, line in enumerate(f, 1):
@@ -38,13 +52,13 @@ def read_metrics(path):
                     steps.append(row["step"])
                     losses.append(row["loss"])
                 if "val_loss" in row:
-                    val_steps.append(row["step"])
-                    vals.append(row["val_loss"])
+                    evals.append((row["step"], row["val_loss"], row.get("probe_accuracy"),
+                                  row.get("probe_accuracy_by_kind") or {}))
     except OSError as e:
         raise SystemExit(f"plot_metrics: error: {path}: {e.strerror}")
     if not steps:
         raise SystemExit(f"plot_metrics: error: {path}: no step/loss lines")
-    return steps, losses, val_steps, vals
+    return steps, losses, evals
 
 
 def smooth(values, window):
@@ -72,55 +86,134 @@ def nice_ticks(lo, hi, count=6):
     return ticks
 
 
+def log_ticks(max_step):
+    """1, 2, 5, 10, 20, 50, ... up to max_step."""
+    ticks, decade = [], 1
+    while decade <= max_step:
+        ticks.extend(t for t in (decade, 2 * decade, 5 * decade) if t <= max_step)
+        decade *= 10
+    return ticks
+
+
+def polyline(points, colour, width, dash=None, opacity=None):
+    kept = []  # at most one point per pixel column: a 10,000-step run stays a small file
+    for px, py in points:
+        if kept and px - kept[-1][0] < 1.0 and (px, py) != points[-1]:
+            continue
+        kept.append((px, py))
+    points = kept
+    extra = (f' stroke-dasharray="{dash}"' if dash else "") + (f' opacity="{opacity}"' if opacity else "")
+    coords = " ".join(f"{px:.1f},{py:.1f}" for px, py in points)
+    return f'<polyline fill="none" stroke="{colour}" stroke-width="{width}"{extra} points="{coords}"/>'
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="+", help="run directories or metrics.jsonl files")
-    parser.add_argument("-o", "--output", default="loss_curves.svg", help="SVG file to write")
-    parser.add_argument("--smooth", type=int, default=20, help="moving-average window for the training loss")
+    parser.add_argument("-o", "--output", default="learning_curves.svg", help="SVG file to write")
+    parser.add_argument("--smooth", type=int, default=50, help="moving-average window for the training loss")
+    parser.add_argument("--floor", type=float, help="entropy floor of the validation rows (nats/symbol), drawn dashed")
+    parser.add_argument("--loss-max", type=float, help="top of the loss axis (default: floor + 0.6, or the data's top)")
+    parser.add_argument("--target", type=float, default=0.95, help="probe accuracy drawn dotted (default 0.95)")
+    parser.add_argument("--title", default="", help="a title line above the panels")
     args = parser.parse_args()
 
     runs = [(r.rstrip("/"), read_metrics(r)) for r in args.runs]
-    max_step = max(max(s) for _, (s, _, _, _) in runs)
-    all_losses = [v for _, (_, l, _, vv) in runs for v in smooth(l, args.smooth) + vv]
-    lo, hi = min(all_losses), max(all_losses)
-    lo, hi = lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo)
+    max_step = max(max(steps) for _, (steps, _, _) in runs)
+    values = [v for _, (_, losses, evals) in runs for v in smooth(losses, args.smooth) + [e[1] for e in evals]]
+    lo = min(values + ([args.floor] if args.floor is not None else []))
+    lo = math.floor((lo - 0.02) * 20) / 20  # a little below the floor, on a 0.05 line
+    if args.loss_max is not None:
+        hi = args.loss_max
+    elif args.floor is not None:
+        hi = args.floor + 0.6
+    else:
+        hi = max(values)
+    if hi <= lo:
+        raise SystemExit(f"plot_metrics: error: --loss-max {hi} is not above the axis's bottom {lo}")
+    height = TOP + 2 * PANEL + GAP + BOTTOM
+    plot_right = WIDTH - RIGHT
+    loss_top, probe_top = TOP, TOP + PANEL + GAP
 
     def x(step):
-        return LEFT + (WIDTH - LEFT - RIGHT) * step / max(max_step, 1)
+        return LEFT + (plot_right - LEFT) * math.log10(max(step, 1)) / math.log10(max(max_step, 10))
 
-    def y(loss):
-        return TOP + (HEIGHT - TOP - BOTTOM) * (hi - loss) / (hi - lo)
+    def y_loss(loss):
+        return loss_top + PANEL * (hi - min(max(loss, lo), hi)) / (hi - lo)
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
+    def y_probe(acc):
+        return probe_top + PANEL * (1.0 - acc)
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
            f'font-family="sans-serif" font-size="12">',
-           f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
-           f'<text x="{LEFT}" y="22" font-size="15">mini-gpt loss (nats/symbol); thin: train '
-           f'(moving average of {args.smooth}), thick: validation</text>']
-    for t in nice_ticks(lo, hi):
-        out.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(t):.1f}" y2="{y(t):.1f}" stroke="#ddd"/>')
-        out.append(f'<text x="{LEFT - 8}" y="{y(t) + 4:.1f}" text-anchor="end">{t:g}</text>')
-    for t in nice_ticks(0, max_step):
-        out.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}" stroke="#eee"/>')
-        out.append(f'<text x="{x(t):.1f}" y="{HEIGHT - BOTTOM + 18}" text-anchor="middle">{t:g}</text>')
-    out.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 12}" text-anchor="middle">step</text>')
-    for i, (name, (steps, losses, val_steps, vals)) in enumerate(runs):
+           f'<rect width="{WIDTH}" height="{height}" fill="white"/>']
+    if args.title:
+        out.append(f'<text x="{LEFT}" y="20" font-size="15">{escape(args.title)}</text>')
+    out.append(f'<text x="{LEFT}" y="{loss_top - 6}" font-size="13">loss, nats/symbol: thin train (moving average '
+               f'of {args.smooth}), thick validation{", dashed the entropy floor" if args.floor is not None else ""}</text>')
+    out.append(f'<text x="{LEFT}" y="{probe_top - 6}" font-size="13">probe accuracy: thick overall, thin per kind'
+               f' (dash pattern), dotted {args.target:g}</text>')
+    for top, ticks, ypos, fmt in ((loss_top, nice_ticks(lo, hi), y_loss, "{:g}"),
+                                  (probe_top, [0, 0.2, 0.4, 0.6, 0.8, 1.0], y_probe, "{:.1f}")):
+        out.append(f'<rect x="{LEFT}" y="{top}" width="{plot_right - LEFT}" height="{PANEL}" fill="none" stroke="#999"/>')
+        for t in ticks:
+            out.append(f'<line x1="{LEFT}" x2="{plot_right}" y1="{ypos(t):.1f}" y2="{ypos(t):.1f}" stroke="#ddd"/>')
+            out.append(f'<text x="{LEFT - 8}" y="{ypos(t) + 4:.1f}" text-anchor="end">{fmt.format(t)}</text>')
+        for t in log_ticks(max_step):
+            out.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{top}" y2="{top + PANEL}" stroke="#eee"/>')
+            out.append(f'<text x="{x(t):.1f}" y="{top + PANEL + 16}" text-anchor="middle">{t:g}</text>')
+    out.append(f'<text x="{(LEFT + plot_right) / 2}" y="{height - 12}" text-anchor="middle">step (log scale)</text>')
+    if args.floor is not None:
+        out.append(f'<line x1="{LEFT}" x2="{plot_right}" y1="{y_loss(args.floor):.1f}" y2="{y_loss(args.floor):.1f}" '
+                   f'stroke="black" stroke-dasharray="6,4"/>')
+        out.append(f'<text x="{plot_right - 4}" y="{y_loss(args.floor) + 14:.1f}" text-anchor="end">'
+                   f'entropy floor {args.floor:g}</text>')
+    out.append(f'<line x1="{LEFT}" x2="{plot_right}" y1="{y_probe(args.target):.1f}" y2="{y_probe(args.target):.1f}" '
+               f'stroke="black" stroke-dasharray="1,3"/>')
+
+    kinds = []  # every kind of every run, in order of first appearance: one dash pattern each
+    for _, (_, _, evals) in runs:
+        for e in evals:
+            kinds.extend(k for k in e[3] if k not in kinds)
+    legend_y = TOP + 14
+    for i, (name, (steps, losses, evals)) in enumerate(runs):
         colour = COLOURS[i % len(COLOURS)]
-        points = " ".join(f"{x(s):.1f},{y(v):.1f}" for s, v in zip(steps, smooth(losses, args.smooth)))
-        out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1" opacity="0.6" points="{points}"/>')
-        if vals:
-            points = " ".join(f"{x(s):.1f},{y(v):.1f}" for s, v in zip(val_steps, vals))
-            out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2.5" points="{points}"/>')
-            for s, v in zip(val_steps, vals):
-                out.append(f'<circle cx="{x(s):.1f}" cy="{y(v):.1f}" r="3" fill="{colour}"/>')
+        out.append(polyline([(x(s), y_loss(v)) for s, v in zip(steps, smooth(losses, args.smooth))], colour, 1,
+                            opacity="0.6"))
+        if evals:
+            out.append(polyline([(x(e[0]), y_loss(e[1])) for e in evals], colour, 2.5))
+            out.extend(f'<circle cx="{x(e[0]):.1f}" cy="{y_loss(e[1]):.1f}" r="2.5" fill="{colour}"/>' for e in evals)
+        probed = [e for e in evals if e[2] is not None]
+        if probed:
+            out.append(polyline([(x(e[0]), y_probe(e[2])) for e in probed], colour, 2.5))
+        for k, kind in enumerate(kinds):
+            points = [(x(e[0]), y_probe(e[3][kind])) for e in probed if kind in e[3]]
+            if points:
+                out.append(polyline(points, colour, 1.2, dash=DASHES[k % len(DASHES)]))
         label = escape(os.path.basename(name) or name)
-        best = f" (best val {min(vals):.3f})" if vals else ""
-        ly = TOP + 20 + 36 * i
-        out.append(f'<rect x="{WIDTH - RIGHT + 15}" y="{ly - 9}" width="14" height="4" fill="{colour}"/>')
-        out.append(f'<text x="{WIDTH - RIGHT + 35}" y="{ly - 3}">{label}</text>')
-        out.append(f'<text x="{WIDTH - RIGHT + 35}" y="{ly + 12}" fill="#555">{escape(best)}</text>')
+        out.append(f'<rect x="{plot_right + 15}" y="{legend_y - 9}" width="14" height="4" fill="{colour}"/>')
+        out.append(f'<text x="{plot_right + 35}" y="{legend_y - 3}">{label}</text>')
+        if evals:
+            last = evals[-1]
+            lines = [f"final val {last[1]:.4f}" + (f" (floor + {last[1] - args.floor:.3f})" if args.floor is not None else "")]
+            if last[2] is not None:
+                lines.append(f"final probe {last[2]:.3f}")
+                lines.append(", ".join(f"{kind} {acc:.3f}" for kind, acc in last[3].items()))
+            for j, text in enumerate(lines):
+                out.append(f'<text x="{plot_right + 35}" y="{legend_y + 12 + 14 * j}" fill="#555">{escape(text)}</text>')
+            legend_y += 14 * len(lines)
+        legend_y += 30
+    ky = probe_top + 14
+    for k, kind in enumerate(kinds):
+        out.append(f'<line x1="{plot_right + 15}" x2="{plot_right + 45}" y1="{ky + 18 * k - 4}" y2="{ky + 18 * k - 4}" '
+                   f'stroke="#333" stroke-width="1.2" stroke-dasharray="{DASHES[k % len(DASHES)]}"/>')
+        out.append(f'<text x="{plot_right + 52}" y="{ky + 18 * k}">{escape(kind)}</text>')
     out.append("</svg>")
-    with open(args.output, "w", encoding="utf-8") as f:
-        f.write("\n".join(out) + "\n")
+    try:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write("\n".join(out) + "\n")
+    except OSError as e:
+        raise SystemExit(f"plot_metrics: error: {args.output}: {e.strerror}")
     print(f"wrote {args.output}")
 
 

@@ -96,7 +96,7 @@ TEST_F(CliTest, EvalRejectsMissingCheckpointAndUnknownSymbols) {
                         2, "none.safetensors");
   auto train = run_mini_gpt({"train", "--config", tiny_with("train", "max_steps", 2), "--out", (dir_ / "run").string()}, dir_);
   ASSERT_EQ(train.status, 0) << train.err;
-  const std::string text = write("text.txt", "小丁拿着红色的苹果。小丁拿着红色的苹果。Z小丁拿着红色的苹果。");
+  const std::string text = write("text.txt", "小丁拿着红苹果。小丁拿着红苹果。小丁拿着Z红苹果。");
   expect_one_line_error(run_mini_gpt({"eval", "--checkpoint", (dir_ / "run" / "latest.safetensors").string(),
                                       "--text-file", text}, dir_),
                         2, "position 20");

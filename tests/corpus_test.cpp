@@ -1,7 +1,8 @@
 // The shipped corpus (data/corpus.txt, data/probe.jsonl): its size and 79 symbols, that
-// scripts/make_corpus.py reproduces it byte for byte, and that every question really has
-// one right answer readable from the preceding 60 symbols. The answers are re-derived
-// here by a second implementation: a parser of the story sentences, not the generator.
+// scripts/make_corpus.py reproduces it byte for byte, that every story fits one training
+// row, and that every question really has one right answer, read from the one fact it asks
+// about. The answers are re-derived here by a second implementation: a parser of the story
+// sentences, not the generator.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -28,7 +29,6 @@ const fs::path kSourceDir = MINI_GPT_SOURCE_DIR;
 const fs::path kCorpusPath = kSourceDir / "data" / "corpus.txt";
 const fs::path kProbePath = kSourceDir / "data" / "probe.jsonl";
 constexpr int64_t kBlockSize = 64;
-constexpr int64_t kAnswerReach = 60;
 
 std::string read_bytes(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -38,11 +38,9 @@ std::string read_bytes(const fs::path& path) {
 // ---------------------------------------------------------------- a second reading of the stories
 
 struct Fact {
-  char32_t name;
-  std::u32string verb;  // 2 symbols
-  char32_t colour;
-  std::u32string object;  // 2 symbols
-  size_t start;           // index of its 小
+  std::u32string sentence;  // 8 symbols, 。 included
+  bool holds;               // 小X<verb><colour><object>。, else <colour><object>是小X的。
+  size_t start;             // index of its first symbol
 };
 
 struct Question {
@@ -52,12 +50,17 @@ struct Question {
   size_t source;           // index of that same symbol inside the fact
 };
 
-// Reads TEXT (whole sentences, starting at a sentence start) as facts
-// "小X<verb><colour>色的<object>。" and questions with their answers. A question whose
-// answer lies at or past the end of TEXT ends the reading (a probe prompt). With
-// require_fact, every question must match exactly one fact; without, questions whose fact
-// was cropped away are skipped, except the last one.
-std::vector<Question> read_stories(const std::u32string& text, bool require_fact) {
+bool is_holds_fact(const std::u32string& s) { return s.size() == 8 && s[0] == U'小' && s[7] == U'。'; }
+bool is_belongs_fact(const std::u32string& s) {
+  return s.size() == 8 && s[3] == U'是' && s[4] == U'小' && s.substr(6) == U"的。";
+}
+
+// Reads TEXT (whole stories, or a probe prompt: a story cut right before an answer) as
+// facts, and questions each answered by restating one fact: 小X有什么？ asks for the
+// colour (the restated fact's symbol 4) and the object (symbol 5) of the holds-fact of X; <colour><object>是谁的？ for the name (symbol 5) of the belongs-fact of
+// that colour and object. Every question must match exactly one fact of its story, and
+// the answer must restate it; the reading ends at a prompt's end.
+std::vector<Question> read_stories(const std::u32string& text) {
   std::vector<Question> questions;
   std::vector<Fact> facts;
   size_t pos = 0;
@@ -74,74 +77,67 @@ std::vector<Question> read_stories(const std::u32string& text, bool require_fact
     }
     const std::u32string s = text.substr(pos, end + 1 - pos);
     if (text[end] == U'。') {
-      if (s.size() != 10 || s[0] != U'小' || s[5] != U'色' || s[6] != U'的') {
+      if (!is_holds_fact(s) && !is_belongs_fact(s)) {
         ADD_FAILURE() << "not a fact at symbol " << pos << ": " << encode_utf8(s);
         break;
       }
-      facts.push_back({s[1], s.substr(2, 2), s[4], s.substr(7, 2), pos});
+      facts.push_back({s, is_holds_fact(s), pos});
       pos = end + 1;
       continue;
     }
-    // A question: which facts does it match, and where is its answer symbol?
-    std::vector<Fact> matches;
-    Question q;
-    size_t answer_offset_in_fact = 0;
-    if (s.size() == 9 && s[0] == U'谁' && s[4] == U'色' && s[5] == U'的') {  // 谁VVC色的OO？ -> 小X。
-      q.kind = "who";
+    std::vector<const Fact*> matches;
+    std::vector<std::pair<std::string, size_t>> answers;  // kind, index in the restated fact
+    if (s.size() == 6 && s[0] == U'小' && s.substr(2) == U"有什么？") {
       for (const Fact& f : facts)
-        if (f.verb == s.substr(1, 2) && f.colour == s[3] && f.object == s.substr(6, 2)) matches.push_back(f);
-      q.answer_position = end + 2;
-      answer_offset_in_fact = 1;
-    } else if (s.size() == 11 && s[0] == U'小' && s[2] == U'的' && s.substr(5) == U"是什么颜色？") {  // -> C色。
-      q.kind = "colour";
+        if (f.holds && f.sentence[1] == s[1]) matches.push_back(&f);
+      answers = {{"colour", 4}, {"what", 5}};
+    } else if (s.size() == 7 && s.substr(3) == U"是谁的？") {
       for (const Fact& f : facts)
-        if (f.name == s[1] && f.object == s.substr(3, 2)) matches.push_back(f);
-      q.answer_position = end + 1;
-      answer_offset_in_fact = 4;
-    } else if (s.size() == 7 && s[0] == U'小' && s.substr(4) == U"什么？") {  // 小XVV什么？ -> OO。
-      q.kind = "what";
-      for (const Fact& f : facts)
-        if (f.name == s[1] && f.verb == s.substr(2, 2)) matches.push_back(f);
-      q.answer_position = end + 1;
-      answer_offset_in_fact = 7;
+        if (!f.holds && f.sentence.substr(0, 3) == s.substr(0, 3)) matches.push_back(&f);
+      answers = {{"who", 5}};
     } else {
       ADD_FAILURE() << "not a question at symbol " << pos << ": " << encode_utf8(s);
       break;
     }
-    const bool last = q.answer_position >= text.size();
-    if (matches.size() == 1) {
-      q.source = matches[0].start + answer_offset_in_fact;
-      q.expected = text[q.source];
-      questions.push_back(q);
-    } else if (require_fact || last || !matches.empty()) {
-      ADD_FAILURE() << q.kind << " question at symbol " << pos << " matches " << matches.size() << " facts";
-    }
-    if (last) break;
-    const size_t answer_end = text.find(U'。', end + 1);
-    if (answer_end == std::u32string::npos) {
-      ADD_FAILURE() << "unanswered question at symbol " << pos;
+    if (matches.size() != 1) {
+      ADD_FAILURE() << "question at symbol " << pos << " matches " << matches.size() << " facts";
       break;
     }
-    pos = answer_end + 1;
+    const Fact& fact = *matches[0];
+    const size_t answer_start = end + 1;
+    const std::u32string restated = text.substr(answer_start, 8);
+    if (restated != fact.sentence.substr(0, restated.size())) {
+      ADD_FAILURE() << "the answer at symbol " << answer_start << " does not restate the fact at " << fact.start;
+      break;
+    }
+    for (const auto& [kind, index] : answers) {
+      const size_t position = answer_start + index;
+      if (position > text.size()) break;
+      questions.push_back({kind, position, fact.sentence[index], fact.start + index});
+      if (position == text.size()) return questions;  // a probe prompt ends here
+    }
+    pos = answer_start + 8;
   }
   return questions;
 }
 
 TEST(StoryReader, FindsTheFactEachKindOfQuestionAsksAbout) {
   // Known answers, so the checks below rest on a reader that is itself checked.
-  const std::u32string story = U"小丁拿着红色的苹果。小王买了蓝色的杯子。谁买了蓝色的杯子？小王。小丁的苹果是什么颜色？红色。小王买了什么？";
-  const std::vector<Question> questions = read_stories(story, /*require_fact=*/true);
+  const std::u32string story =
+      U"小丁拿着红苹果。小王买了蓝杯子。小王有什么？小王买了蓝杯子。\n"
+      U"黄帽子是小李的。白书包是小张的。白书包是谁的？白书包是小";
+  const std::vector<Question> questions = read_stories(story);
   ASSERT_EQ(questions.size(), 3u);
-  EXPECT_EQ(questions[0].kind, "who");
-  EXPECT_EQ(questions[0].expected, U'王');
-  EXPECT_EQ(questions[0].source, 11u);  // 王 of the second fact
-  EXPECT_EQ(questions[0].answer_position, 30u);
-  EXPECT_EQ(questions[1].kind, "colour");
-  EXPECT_EQ(questions[1].expected, U'红');
-  EXPECT_EQ(questions[1].source, 4u);
-  EXPECT_EQ(questions[1].answer_position, 43u);
-  EXPECT_EQ(questions[2].kind, "what");
-  EXPECT_EQ(questions[2].expected, U'杯');
+  EXPECT_EQ(questions[0].kind, "colour");
+  EXPECT_EQ(questions[0].expected, U'蓝');
+  EXPECT_EQ(questions[0].source, 12u);  // 蓝 of the second fact
+  EXPECT_EQ(questions[0].answer_position, 26u);
+  EXPECT_EQ(questions[1].kind, "what");
+  EXPECT_EQ(questions[1].expected, U'杯');
+  EXPECT_EQ(questions[1].answer_position, 27u);
+  EXPECT_EQ(questions[2].kind, "who");
+  EXPECT_EQ(questions[2].expected, U'张');
+  EXPECT_EQ(questions[2].source, 31u + 8u + 5u);
   EXPECT_EQ(questions[2].answer_position, story.size());
 }
 
@@ -156,17 +152,21 @@ TEST(ShippedCorpus, HasExactly79SymbolsNewlineIncludedAndAtLeast500kSymbols) {
   EXPECT_EQ(read_bytes(kCorpusPath).back(), '\n');  // the last story is complete
 }
 
-TEST(ShippedCorpus, EveryQuestionHasOneAnswerFromTheFactWithinThePreceding60Symbols) {
+TEST(ShippedCorpus, EveryStoryFitsOneRowAndEveryQuestionHasOneAnswerFromItsFact) {
   const std::u32string text = decode_utf8(read_bytes(kCorpusPath), kCorpusPath.string());
-  const std::vector<Question> questions = read_stories(text, /*require_fact=*/true);
+  for (size_t start = 0, end; start < text.size(); start = end + 1) {
+    end = text.find(U'\n', start);
+    ASSERT_NE(end, std::u32string::npos);
+    ASSERT_LE(static_cast<int64_t>(end + 1 - start), kBlockSize + 1) << "story at symbol " << start;
+  }
+  const std::vector<Question> questions = read_stories(text);
   ASSERT_GT(questions.size(), 10'000u);
   std::map<std::string, int> kinds;
   for (const Question& q : questions) {
     ++kinds[q.kind];
     ASSERT_LT(q.answer_position, text.size());
     ASSERT_EQ(text[q.answer_position], q.expected) << q.kind << " answer at symbol " << q.answer_position;
-    ASSERT_LE(q.answer_position - q.source, static_cast<size_t>(kAnswerReach))
-        << q.kind << " answer at symbol " << q.answer_position << " copies symbol " << q.source;
+    ASSERT_EQ(text[q.source], q.expected) << q.kind << " answer at symbol " << q.answer_position;
   }
   EXPECT_EQ(kinds.size(), 3u);  // who, colour and what all occur
   for (const auto& [kind, count] : kinds) EXPECT_GT(count, 1000) << kind;
@@ -187,25 +187,25 @@ TEST(ShippedProbeSet, AnswersAreInTheVocabularyPromptsFitAndTheFactsGiveTheAnswe
     EXPECT_LE(static_cast<int64_t>(item.prompt.size()), kBlockSize) << "item " << i;
     // The prompt ends right before the answer: its last question's answer position is
     // the prompt's end, and the fact it asks about says the item's answer.
-    const std::vector<Question> questions = read_stories(item.prompt, /*require_fact=*/false);
+    const std::vector<Question> questions = read_stories(item.prompt);
     ASSERT_FALSE(questions.empty()) << "item " << i;
     const Question& last = questions.back();
     EXPECT_EQ(last.answer_position, item.prompt.size()) << "item " << i;
     EXPECT_EQ(last.kind, item.kind) << "item " << i;
     EXPECT_EQ(last.expected, item.answer) << "item " << i << ": " << encode_utf8(item.prompt);
-    EXPECT_LE(last.answer_position - last.source, static_cast<size_t>(kAnswerReach)) << "item " << i;
+    EXPECT_EQ(item.prompt[last.source], item.answer) << "item " << i;
   }
   EXPECT_EQ(kinds.size(), 3u);
 }
 
 TEST(ShippedProbeSet, IsHeldOutFromTheCorpus) {
   // Stories of another seed: no probe prompt that starts a story occurs in the corpus as a
-  // story start (a shared full story would be a near-impossible coincidence, ~e^-20).
+  // story start (three shared facts would be a near-impossible coincidence, ~e^-25).
   const std::string corpus = "\n" + read_bytes(kCorpusPath);
   int story_starts = 0, found = 0;
   for (const ProbeItem& item : load_probe_set(kProbePath)) {
     const std::string prompt = encode_utf8(item.prompt);
-    if (item.prompt.size() < 20) continue;  // at least two facts
+    if (item.prompt.size() < 24) continue;  // at least three facts
     ++story_starts;
     if (corpus.find("\n" + prompt) != std::string::npos) ++found;
   }

@@ -1,10 +1,17 @@
 // `mini-gpt eval`: the SPEC section 4 figure, mean cross-entropy in nats per symbol over
-// the non-overlapping block_size windows of a text.
+// the non-overlapping block_size windows of a text, and/or a probe set's arg-max accuracy
+// overall and per question kind (data/README.md).
 #include <cstdio>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "data/probe.h"
 #include "data/text_file.h"
 #include "jobs/evaluate.h"
+#include "jobs/head_ablation.h"
 #include "jobs/model_store.h"
 #include "tensor/error.h"
 
@@ -12,8 +19,10 @@ namespace mg::cli {
 
 namespace {
 struct EvalOptions {
-  std::string checkpoint, text_file;
+  std::string checkpoint, text_file, probe;
   bool json = false;
+  std::vector<std::string> ablate;  // "L.H" heads whose output is replaced while scoring the probe
+  bool mean_ablation = false;
   ComputeOptions compute;
 };
 }  // namespace
@@ -22,21 +31,79 @@ Run add_eval_command(CLI::App& app) {
   auto options = std::make_shared<EvalOptions>();
   CLI::App* cmd = app.add_subcommand("eval", "Score a checkpoint on a text (mean cross-entropy, nats per symbol)");
   cmd->add_option("--checkpoint", options->checkpoint, "Checkpoint (.safetensors)")->required();
-  cmd->add_option("--text-file", options->text_file, "UTF-8 text to score")->required();
-  cmd->add_flag("--json", options->json, "Print {\"loss\": ..., \"predictions\": ...}");
+  cmd->add_option("--text-file", options->text_file, "UTF-8 text to score");
+  cmd->add_option("--probe", options->probe, "Probe set (JSON lines: prompt, answer, kind) to score");
+  cmd->add_flag("--json", options->json,
+                "Print one JSON object: loss, predictions (with --text-file); probe_accuracy, "
+                "probe_accuracy_by_kind, probe_items (with --probe)");
+  cmd->add_option("--ablate", options->ablate,
+                  "L.H: score the probe with head H of layer L ablated (its output zeroed before the out "
+                  "projection); repeatable")
+      ->allow_extra_args(false);
+  cmd->add_flag("--mean-ablation", options->mean_ablation,
+                "With --ablate: replace each ablated head's output by its mean over the probe prompts, not zero");
   options->compute.add_to(*cmd);
-  cmd->footer("Windows start at 0, T, 2T, ... (T = block_size); every symbol after the first of a window is predicted.");
+  cmd->footer("Give --text-file, --probe or both. Text: windows start at 0, T, 2T, ... (T = block_size); every "
+              "symbol after the first of a window is predicted. Probe: the share of prompts whose arg-max next "
+              "symbol is the answer, overall and per kind.");
 
   return [options]() {
     options->compute.apply();
+    if (options->text_file.empty() && options->probe.empty())
+      throw InputError("eval needs --text-file FILE, --probe FILE or both");
+    if ((!options->ablate.empty() || options->mean_ablation) && options->probe.empty())
+      throw InputError("--ablate and --mean-ablation score the probe: give --probe FILE");
+    if (options->mean_ablation && options->ablate.empty())
+      throw InputError("--mean-ablation needs --ablate L.H");
     LoadedModel loaded = load_model(options->checkpoint);
-    std::vector<int32_t> ids = loaded.vocab.encode(read_utf8_file(options->text_file, options->text_file), options->text_file);
-    EvalResult result = evaluate_windows(loaded.model, ids);
-    if (options->json)
-      std::printf("{\"loss\": %.9g, \"predictions\": %lld}\n", result.loss, static_cast<long long>(result.predictions));
-    else
-      std::printf("loss %.6f nats/symbol over %lld predictions\n", result.loss,
-                  static_cast<long long>(result.predictions));
+    std::vector<std::string> json_fields;  // "key": value, in print order
+    if (!options->text_file.empty()) {
+      std::vector<int32_t> ids = loaded.vocab.encode(read_utf8_file(options->text_file, "--text-file"), options->text_file);
+      EvalResult result = evaluate_windows(loaded.model, ids);
+      char field[64];
+      std::snprintf(field, sizeof field, "\"loss\": %.9g", result.loss);
+      json_fields.push_back(field);
+      json_fields.push_back("\"predictions\": " + std::to_string(result.predictions));
+      if (!options->json)
+        std::printf("loss %.6f nats/symbol over %lld predictions\n", result.loss,
+                    static_cast<long long>(result.predictions));
+    }
+    if (!options->probe.empty()) {
+      const std::vector<ProbeItem> probes = load_probe_set(options->probe);
+      std::vector<std::vector<float>> means;
+      if (options->mean_ablation)
+        means = head_output_means(loaded.model, probe_texts(loaded.vocab, probes, loaded.model.config().block_size));
+      const std::vector<HeadAblation> ablations = parse_ablations(
+          options->ablate, loaded.model.config(), options->mean_ablation ? &means : nullptr);
+      const ProbeScore score = score_probe(loaded.model, loaded.vocab, probes, EvalShare{}, ablations);
+      if (!ablations.empty()) {
+        nlohmann::json heads = nlohmann::json::array();
+        for (const std::string& spec : options->ablate) heads.push_back(spec);
+        json_fields.push_back("\"ablated\": " + heads.dump());
+        json_fields.push_back(std::string("\"ablation\": \"") + (options->mean_ablation ? "mean" : "zero") + "\"");
+        if (!options->json) {
+          std::string list;
+          for (const std::string& spec : options->ablate) list += (list.empty() ? "" : ", ") + spec;
+          std::printf("ablated (%s): %s\n", options->mean_ablation ? "mean" : "zero", list.c_str());
+        }
+      }
+      nlohmann::json by_kind = nlohmann::json::object();
+      for (size_t k = 0; k < score.kinds.size(); ++k) by_kind[score.kinds[k]] = score.kind_accuracy(k);
+      json_fields.push_back("\"probe_accuracy\": " + nlohmann::json(score.accuracy()).dump());
+      json_fields.push_back("\"probe_accuracy_by_kind\": " + by_kind.dump());
+      json_fields.push_back("\"probe_items\": " + std::to_string(score.items));
+      if (!options->json) {
+        std::printf("probe accuracy %.4f over %lld items\n", score.accuracy(), static_cast<long long>(score.items));
+        for (size_t k = 0; k < score.kinds.size(); ++k)
+          std::printf("  %-8s %.4f  (%lld of %lld)\n", score.kinds[k].c_str(), score.kind_accuracy(k),
+                      static_cast<long long>(score.kind_correct[k]), static_cast<long long>(score.kind_items[k]));
+      }
+    }
+    if (options->json) {
+      std::string line = "{";
+      for (size_t i = 0; i < json_fields.size(); ++i) line += (i ? ", " : "") + json_fields[i];
+      std::printf("%s}\n", line.c_str());
+    }
     return kExitOk;
   };
 }

@@ -1,4 +1,5 @@
-// Window sampling: one uniform start per batch row, then two copies out of the split.
+// Window sampling: one uniform start per batch row (anywhere, or among the story starts
+// listed once at construction), then two copies out of the split.
 #include "data/batch_sampler.h"
 
 #include <algorithm>
@@ -19,25 +20,43 @@ int64_t id_bound(std::span<const int32_t> ids) {
 
 }  // namespace
 
-BatchSampler::BatchSampler(std::span<const int32_t> split, int64_t block_size, int64_t batch_size, uint64_t seed)
-    : BatchSampler(TokenIds::from_ids(split, id_bound(split)), block_size, batch_size, seed) {}
+BatchSampler::BatchSampler(std::span<const int32_t> split, int64_t block_size, int64_t batch_size, uint64_t seed,
+                           RowStart row_start)
+    : BatchSampler(TokenIds::from_ids(split, id_bound(split)), block_size, batch_size, seed, row_start) {}
 
-BatchSampler::BatchSampler(TokenIds split, int64_t block_size, int64_t batch_size, uint64_t seed)
+BatchSampler::BatchSampler(TokenIds split, int64_t block_size, int64_t batch_size, uint64_t seed,
+                           RowStart row_start)
     : split_(std::move(split)), block_size_(block_size), batch_size_(batch_size), rng_(seed) {
   MG_CHECK(block_size > 0 && batch_size > 0, "batch sampler needs positive block_size and batch_size");
   if (split_.size() < block_size + 1)
     throw InputError("a split of " + std::to_string(split_.size()) + " symbols is shorter than block_size + 1 = " +
                      std::to_string(block_size + 1));
+  if (row_start.after_id < 0) return;
+  // Starts p in [1, n - T - 1] right after a separator. Position 0 is left out: a split
+  // (the validation tail) may begin mid-story, and nothing before it says otherwise.
+  const int64_t last = split_.size() - block_size - 1;
+  for (int64_t p = 1; p <= last; ++p)
+    if (split_[p - 1] == row_start.after_id) starts_.push_back(p);
+  if (starts_.empty())
+    throw InputError("no story start in a split of " + std::to_string(split_.size()) +
+                     " symbols: data.row_start \"story\" needs a separator followed by block_size + 1 = " +
+                     std::to_string(block_size + 1) + " symbols");
+}
+
+int64_t BatchSampler::row_count() const {
+  return starts_.empty() ? split_.size() - block_size_ : static_cast<int64_t>(starts_.size());
 }
 
 void BatchSampler::next(std::span<int32_t> inputs, std::span<int32_t> targets) {
   const int64_t B = batch_size_, T = block_size_;
   MG_CHECK(static_cast<int64_t>(inputs.size()) == B * T && static_cast<int64_t>(targets.size()) == B * T,
            "batch buffers must hold batch_size * block_size = " + std::to_string(B * T) + " ids");
-  // Starts 0 .. n - T - 1 inclusive: n - T of them, each leaving room for T + 1 ids.
-  const auto starts = static_cast<uint64_t>(split_.size() - T);
+  // Anywhere: starts 0 .. n - T - 1 inclusive, n - T of them, each leaving room for T + 1
+  // ids. After a separator: one of starts_.
+  const auto rows = static_cast<uint64_t>(row_count());
   for (int64_t b = 0; b < B; ++b) {
-    const auto start = static_cast<int64_t>(rng_.uniform_int(starts));  // window [start, start + T]
+    const auto drawn = static_cast<int64_t>(rng_.uniform_int(rows));
+    const int64_t start = starts_.empty() ? drawn : starts_[static_cast<size_t>(drawn)];  // window [start, start + T]
     split_.copy_to(start, inputs.subspan(static_cast<size_t>(b * T), static_cast<size_t>(T)));
     split_.copy_to(start + 1, targets.subspan(static_cast<size_t>(b * T), static_cast<size_t>(T)));
   }

@@ -1,7 +1,10 @@
 // Random training windows over one split of ids. Each batch row is a window of
-// block_size + 1 consecutive ids starting uniformly in [0, n - block_size - 1]: the first
-// block_size are the inputs, the last block_size the targets, so targets[b, t] =
-// inputs[b, t + 1] within the window and every target is the symbol that followed.
+// block_size + 1 consecutive ids: the first block_size are the inputs, the last
+// block_size the targets, so targets[b, t] = inputs[b, t + 1] within the window and every
+// target is the symbol that followed. A window starts uniformly either anywhere in
+// [0, n - block_size - 1] (RowStart::anywhere, the default) or at one of the positions
+// right after a separator id, a story's start (RowStart::after, `data.row_start: "story"`):
+// then no row begins mid-story, and a row's floor is exact (data/README.md).
 // The sampler owns its Rng, whose state a checkpoint saves, so a resumed run draws the
 // very windows the uninterrupted run would have drawn.
 #pragma once
@@ -16,14 +19,25 @@
 
 namespace mg {
 
+// Where a row may start.
+struct RowStart {
+  int32_t after_id = -1;  // -1: anywhere; else only right after an occurrence of this id
+  static RowStart anywhere() { return {}; }
+  static RowStart after(int32_t separator_id) { return {separator_id}; }
+  bool operator==(const RowStart&) const = default;
+};
+
 class BatchSampler {
  public:
   // Shares SPLIT's storage (a corpus split: no copy). InputError when SPLIT is shorter
-  // than block_size + 1; batch_size and block_size must be positive.
-  BatchSampler(TokenIds split, int64_t block_size, int64_t batch_size, uint64_t seed);
+  // than block_size + 1, or, with RowStart::after, when no separator is followed by
+  // block_size + 1 ids of the split; batch_size and block_size must be positive.
+  BatchSampler(TokenIds split, int64_t block_size, int64_t batch_size, uint64_t seed,
+               RowStart row_start = RowStart::anywhere());
 
   // Copies SPLIT (so it may be a temporary) into compact storage; ids must be >= 0.
-  BatchSampler(std::span<const int32_t> split, int64_t block_size, int64_t batch_size, uint64_t seed);
+  BatchSampler(std::span<const int32_t> split, int64_t block_size, int64_t batch_size, uint64_t seed,
+               RowStart row_start = RowStart::anywhere());
 
   // Fills inputs [B,T] and targets [B,T] (row-major, B = batch_size, T = block_size).
   void next(std::span<int32_t> inputs, std::span<int32_t> targets);
@@ -35,11 +49,14 @@ class BatchSampler {
 
   int64_t batch_size() const { return batch_size_; }
   int64_t block_size() const { return block_size_; }
+  // How many different rows can be drawn.
+  int64_t row_count() const;
 
  private:
   TokenIds split_;              // [n]
   int64_t block_size_;          // T
   int64_t batch_size_;          // B
+  std::vector<int64_t> starts_;  // with RowStart::after: the allowed starts, ascending
   Rng rng_;
 };
 

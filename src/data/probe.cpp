@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/json_limits.h"
 #include "data/text_file.h"
 #include "data/utf8.h"
 #include "tensor/error.h"
@@ -35,6 +36,7 @@ std::vector<ProbeItem> load_probe_set(const std::filesystem::path& path) {
 
     const std::string where = path.string() + ":" + std::to_string(line_number);
     nlohmann::json object;
+    check_json_limits(line, where);  // nesting bounded before parsing (a deep line crashed dump)
     try {
       object = nlohmann::json::parse(line);
     } catch (const nlohmann::json::exception& e) {  // syntax, or a number beyond double
@@ -51,6 +53,16 @@ std::vector<ProbeItem> load_probe_set(const std::filesystem::path& path) {
                        " symbols, expected exactly 1");
     item.answer = answer[0];
     item.kind = string_field(object, "kind", where);
+    if (auto it = object.find("source"); it != object.end()) {
+      const int64_t n = static_cast<int64_t>(item.prompt.size());
+      if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() >= n)
+        throw InputError(where + ": \"source\" must be an index into the prompt, 0.." + std::to_string(n - 1) +
+                         ", found " + it->dump());
+      item.source = it->get<int64_t>();
+      if (item.prompt[static_cast<size_t>(item.source)] != item.answer)
+        throw InputError(where + ": \"source\" " + std::to_string(item.source) +
+                         " does not hold the answer symbol in the prompt");
+    }
     items.push_back(std::move(item));
   }
   if (items.empty()) throw InputError("probe set " + path.string() + " holds no items");

@@ -4,6 +4,7 @@
 // File format: JSON lines, {"answer": "X", "kind": "who", "prompt": "..."}.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -14,10 +15,14 @@ struct ProbeItem {
   std::u32string prompt;  // the text up to, not including, the answer symbol
   char32_t answer;        // the one right next symbol
   std::string kind;       // "who", "colour", "what", ...
+  // Optional "source": the index in the prompt of the symbol the answer copies (the
+  // answer's occurrence in the fact the question asks about); -1 when the line has none.
+  int64_t source = -1;
 };
 
 // Reads PATH. Blank lines are skipped; every other line must be a JSON object with a
-// non-empty string "prompt", a one-symbol string "answer" and a string "kind" (other keys
+// non-empty string "prompt", a one-symbol string "answer" and a string "kind", and may
+// have "source", an integer index into the prompt whose symbol is the answer (other keys
 // are ignored). InputError "PATH:LINE: ..." on the first bad line; an empty set is an error.
 std::vector<ProbeItem> load_probe_set(const std::filesystem::path& path);
 

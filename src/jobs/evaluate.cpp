@@ -52,20 +52,22 @@ double mean_sampled_loss(Gpt& model, BatchSampler& sampler, int64_t batches) {
 
 }  // namespace
 
-double sampled_loss(Gpt& model, std::span<const int32_t> split, int64_t batch_size, int64_t batches, uint64_t seed) {
-  BatchSampler sampler(split, model.config().block_size, batch_size, seed);
+double sampled_loss(Gpt& model, std::span<const int32_t> split, int64_t batch_size, int64_t batches, uint64_t seed,
+                    RowStart row_start) {
+  BatchSampler sampler(split, model.config().block_size, batch_size, seed, row_start);
   return mean_sampled_loss(model, sampler, batches);
 }
 
 // The sampler shares the split's storage: no copy of the validation ids per evaluation.
-double sampled_loss(Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed) {
-  BatchSampler sampler(split, model.config().block_size, batch_size, seed);
+double sampled_loss(Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed,
+                    RowStart row_start) {
+  BatchSampler sampler(split, model.config().block_size, batch_size, seed, row_start);
   return mean_sampled_loss(model, sampler, batches);
 }
 
 double sampled_loss_sum(Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed,
-                        EvalShare share) {
-  BatchSampler sampler(split, model.config().block_size, batch_size, seed);
+                        EvalShare share, RowStart row_start) {
+  BatchSampler sampler(split, model.config().block_size, batch_size, seed, row_start);
   return sampled_loss_share(model, sampler, batches, share);
 }
 
@@ -76,9 +78,25 @@ double probe_accuracy(Gpt& model, const Vocab& vocab, const std::vector<ProbeIte
 }
 
 int64_t probe_correct_count(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, EvalShare share) {
+  return score_probe(model, vocab, probes, share).correct;
+}
+
+ProbeScore score_probe(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, EvalShare share,
+                       std::span<const HeadAblation> ablations) {
+  ProbeScore score;
+  std::vector<size_t> kind_of(probes.size());  // index into score.kinds
+  for (size_t i = 0; i < probes.size(); ++i) {
+    const auto found = std::find(score.kinds.begin(), score.kinds.end(), probes[i].kind);
+    kind_of[i] = static_cast<size_t>(found - score.kinds.begin());
+    if (found == score.kinds.end()) score.kinds.push_back(probes[i].kind);
+  }
+  score.items = static_cast<int64_t>(probes.size());
+  score.kind_correct.assign(score.kinds.size(), 0);
+  score.kind_items.assign(score.kinds.size(), 0);
+  for (size_t k : kind_of) ++score.kind_items[k];
+
   NoGradGuard no_grad;
   const int64_t T_max = model.config().block_size, V = model.config().vocab_size;
-  int64_t correct = 0;
   // Prompts are left-aligned and padded at the end: with a causal mask the padding
   // never reaches the position whose prediction is read.
   for (size_t first = 0; first < probes.size(); first += kWindowsPerForward) {
@@ -108,14 +126,19 @@ int64_t probe_correct_count(Gpt& model, const Vocab& vocab, const std::vector<Pr
     }
     std::vector<int32_t> batch(count * static_cast<size_t>(T), 0);
     for (size_t i = 0; i < count; ++i) std::copy(prompts[i].begin(), prompts[i].end(), batch.begin() + i * T);
-    Tensor logits = model.forward(batch, static_cast<int64_t>(count), T).value();  // [count,T,V]
+    ForwardOptions forward_options;
+    forward_options.ablations = ablations;
+    Tensor logits = model.forward(batch, static_cast<int64_t>(count), T, forward_options).value();  // [count,T,V]
     for (size_t i = 0; i < count; ++i) {
       const float* row = logits.data() + (i * T + prompts[i].size() - 1) * V;
       const int64_t best = std::max_element(row, row + V) - row;  // first maximum: lowest id on a tie
-      if (best == answers[i]) ++correct;
+      if (best == answers[i]) {
+        ++score.correct;
+        ++score.kind_correct[kind_of[first + i]];
+      }
     }
   }
-  return correct;
+  return score;
 }
 
 }  // namespace mg

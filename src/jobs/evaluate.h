@@ -4,8 +4,10 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "data/batch_sampler.h"
 #include "data/probe.h"
 #include "data/token_ids.h"
 #include "data/vocab.h"
@@ -23,13 +25,27 @@ struct EvalResult {
 EvalResult evaluate_windows(Gpt& model, std::span<const int32_t> ids);
 
 // Mean loss over `batches` random batches of the split, drawn by a sampler seeded with
-// `seed` so every evaluation of a run scores the same windows.
-double sampled_loss(Gpt& model, std::span<const int32_t> split, int64_t batch_size, int64_t batches, uint64_t seed);
-double sampled_loss(Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed);
+// `seed` so every evaluation of a run scores the same windows; rows start as ROW_START
+// says (the training sampler's choice, so the figure compares with the training loss).
+double sampled_loss(Gpt& model, std::span<const int32_t> split, int64_t batch_size, int64_t batches, uint64_t seed,
+                    RowStart row_start = RowStart::anywhere());
+double sampled_loss(Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed,
+                    RowStart row_start = RowStart::anywhere());
 
 // Share of probe prompts whose arg-max next symbol is the answer (prompts cropped to
 // their last block_size symbols). Items with a symbol outside the vocabulary count wrong.
 double probe_accuracy(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes);
+
+// The probe's right answers overall and per question kind.
+struct ProbeScore {
+  int64_t correct = 0, items = 0;
+  std::vector<std::string> kinds;                    // in order of first appearance in the probe set
+  std::vector<int64_t> kind_correct, kind_items;     // [kinds.size()]
+  double accuracy() const { return items ? static_cast<double>(correct) / static_cast<double>(items) : 0.0; }
+  double kind_accuracy(size_t k) const {
+    return kind_items[k] ? static_cast<double>(kind_correct[k]) / static_cast<double>(kind_items[k]) : 0.0;
+  }
+};
 
 // One process's share of the two evaluations above, for data-parallel training: of
 // `parts` processes, process `part` scores batches (of sampled_loss) and chunks of
@@ -41,7 +57,14 @@ struct EvalShare {
   int part = 0, parts = 1;
 };
 double sampled_loss_sum(Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed,
-                        EvalShare share);
+                        EvalShare share, RowStart row_start = RowStart::anywhere());
 int64_t probe_correct_count(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, EvalShare share);
+
+// The share's ProbeScore: kinds and item counts are the whole set's, the right answers
+// only the share's (the shares' kind_correct and correct add up to the single process's).
+// ABLATIONS replace heads' outputs in every forward (eval --ablate L.H, inspect-heads
+// --roles: the causal evidence of what a head does).
+ProbeScore score_probe(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes,
+                       EvalShare share = EvalShare{}, std::span<const HeadAblation> ablations = {});
 
 }  // namespace mg

@@ -1,0 +1,243 @@
+// Issue 14's measuring tools: story rows (data.row_start "story"), the probe's accuracy per
+// question kind in score_probe, metrics.jsonl and `mini-gpt eval --probe`, and the fresh
+// probe sets of scripts/make_corpus.py --probe-seed.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "data/batch_sampler.h"
+#include "data/utf8.h"
+#include "io/config.h"
+#include "jobs/evaluate.h"
+#include "jobs/train.h"
+#include "tensor/error.h"
+#include "test_support.h"
+
+namespace mg {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string input_error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// ---------------------------------------------------------------- story rows
+
+// Stories "1 2 .. k 0" of lengths 3..7 with separator id 0: ids 0 at known places.
+std::vector<int32_t> stories_split(std::vector<int64_t>* starts_after_separator) {
+  std::vector<int32_t> ids = {5, 6};  // the tail of a story cut by the split: no start at 0
+  for (int story = 0; story < 40; ++story) {
+    ids.push_back(0);
+    starts_after_separator->push_back(static_cast<int64_t>(ids.size()));
+    for (int i = 0; i < 3 + story % 5; ++i) ids.push_back(1 + i);
+  }
+  return ids;
+}
+
+TEST(StoryRows, EveryRowStartsRightAfterASeparatorAndEveryFittingStartIsDrawn) {
+  std::vector<int64_t> story_starts;
+  const std::vector<int32_t> split = stories_split(&story_starts);
+  const int64_t T = 8, B = 64, n = static_cast<int64_t>(split.size());
+  BatchSampler sampler(split, T, B, 5, RowStart::after(0));
+  std::set<int64_t> fitting;  // starts that leave room for T + 1 ids
+  for (int64_t s : story_starts)
+    if (s + T + 1 <= n) fitting.insert(s);
+  EXPECT_EQ(sampler.row_count(), static_cast<int64_t>(fitting.size()));
+
+  // Row b's inputs are split[s .. s + T), its targets split[s + 1 .. s + T]: find s by content.
+  std::set<int64_t> drawn;
+  std::vector<int32_t> inputs(B * T), targets(B * T);
+  for (int draw = 0; draw < 10; ++draw) {
+    sampler.next(inputs, targets);
+    for (int64_t b = 0; b < B; ++b) {
+      EXPECT_EQ(inputs[b * T], 1) << "a row starts with its story's first symbol";
+      int64_t found = -1;
+      for (int64_t s : fitting)
+        if (std::equal(split.begin() + s, split.begin() + s + T, inputs.begin() + b * T) &&
+            std::equal(split.begin() + s + 1, split.begin() + s + T + 1, targets.begin() + b * T) &&
+            !drawn.count(s) && found < 0)
+          found = s;
+      if (found < 0)  // a repeat of a start already drawn: must still match one
+        for (int64_t s : drawn)
+          if (std::equal(split.begin() + s, split.begin() + s + T, inputs.begin() + b * T)) found = s;
+      ASSERT_GE(found, 0) << "row " << b << " is no story-start window";
+      drawn.insert(found);
+    }
+  }
+  EXPECT_EQ(drawn.size(), fitting.size()) << "640 rows over " << fitting.size() << " starts reach them all";
+}
+
+TEST(StoryRows, RandomRowsStayTheDefaultAndNoStartIsAnInputError) {
+  std::vector<int32_t> split(100);
+  for (int i = 0; i < 100; ++i) split[i] = 1 + i % 7;  // no separator 0 at all
+  BatchSampler anywhere(split, 8, 2, 1);
+  EXPECT_EQ(anywhere.row_count(), 92);
+  EXPECT_EQ(input_error_of([&] { BatchSampler(split, 8, 2, 1, RowStart::after(0)); }),
+            "no story start in a split of 100 symbols: data.row_start \"story\" needs a separator followed by "
+            "block_size + 1 = 9 symbols");
+}
+
+TEST(StoryRows, ConfigKeyAcceptsRandomAndStoryOnly) {
+  Config config = load_config(test::source_dir() / "configs" / "tiny.json");
+  EXPECT_EQ(config.data.row_start, "random");
+  apply_override(config, "data.row_start=story");
+  EXPECT_EQ(config.data.row_start, "story");
+  EXPECT_EQ(config_to_json(config)["data"]["row_start"], "story");
+  const std::string error = input_error_of([&] { apply_override(config, "data.row_start=lines"); });
+  EXPECT_NE(error.find("data.row_start"), std::string::npos) << error;
+  EXPECT_EQ(config.data.row_start, "story") << "a rejected override leaves the config as it was";
+}
+
+// ---------------------------------------------------------------- probe accuracy per kind
+
+// head.weight = 0 makes every logit 0: the arg-max is id 0 ('a') for every prompt.
+Gpt zero_head_model() {
+  Gpt model = test::small_model(/*n_layer=*/1, /*n_embd=*/8, /*block_size=*/8, /*vocab_size=*/4, /*seed=*/6);
+  model.parameters().get("head.weight").value().fill(0.0f);
+  return model;
+}
+
+TEST(ProbeByKind, CountsEachKindInOrderOfFirstAppearance) {
+  Gpt model = zero_head_model();
+  const Vocab vocab = Vocab::from_text(U"abcd");
+  std::vector<ProbeItem> probes;
+  // 70 items: kind "who" for i % 2 == 0, "what" else; answer 'a' (right) when i % 5 == 0,
+  // and one item whose answer is outside the vocabulary (always wrong).
+  for (int i = 0; i < 70; ++i)
+    probes.push_back({std::u32string(1 + i % 4, U'b'), i % 5 == 0 ? U'a' : U'c', i % 2 == 0 ? "who" : "what"});
+  probes.push_back({U"bb", U'z', "colour"});
+  const ProbeScore score = score_probe(model, vocab, probes);
+  EXPECT_EQ(score.kinds, (std::vector<std::string>{"who", "what", "colour"}));
+  EXPECT_EQ(score.items, 71);
+  EXPECT_EQ(score.correct, 14);  // i = 0, 5, ..., 65
+  EXPECT_EQ(score.kind_items, (std::vector<int64_t>{35, 35, 1}));
+  EXPECT_EQ(score.kind_correct, (std::vector<int64_t>{7, 7, 0}));  // even and odd multiples of 5
+  EXPECT_DOUBLE_EQ(score.kind_accuracy(0), 0.2);
+  EXPECT_DOUBLE_EQ(score.accuracy(), 14.0 / 71.0);
+  EXPECT_EQ(probe_correct_count(model, vocab, probes, EvalShare{}), 14);
+  for (int parts : {2, 3}) {  // the shares' right answers add up, kind by kind
+    std::vector<int64_t> total(3, 0);
+    for (int part = 0; part < parts; ++part) {
+      const ProbeScore share = score_probe(model, vocab, probes, EvalShare{part, parts});
+      EXPECT_EQ(share.kind_items, score.kind_items);
+      for (size_t k = 0; k < 3; ++k) total[k] += share.kind_correct[k];
+    }
+    EXPECT_EQ(total, score.kind_correct) << parts << " parts";
+  }
+}
+
+// ---------------------------------------------------------------- in a run and in eval
+
+std::vector<json> metric_lines(const fs::path& run) {
+  std::vector<json> rows;
+  std::istringstream in(test::read_text(run / "metrics.jsonl"));
+  for (std::string line; std::getline(in, line);) rows.push_back(json::parse(line));
+  return rows;
+}
+
+TEST(ProbeByKind, MetricsCarryItAtEveryEvaluationAndEvalScoresAnyProbeFile) {
+  const fs::path dir = test::fresh_dir("probe-by-kind");
+  TrainRequest request;
+  request.config = test::tiny_config(dir / "run");
+  request.config.train.max_steps = 60;
+  request.config.train.threads = 1;
+  request.config.data.row_start = "story";
+  const TrainResult result = train(request);
+  ASSERT_EQ(result.probe_accuracy_by_kind.size(), 3u);
+
+  const std::vector<json> rows = metric_lines(dir / "run");
+  int evaluations = 0;
+  for (const json& row : rows) {
+    if (!row.contains("val_loss")) {
+      EXPECT_FALSE(row.contains("probe_accuracy_by_kind"));
+      continue;
+    }
+    ++evaluations;
+    ASSERT_TRUE(row.contains("probe_accuracy_by_kind")) << row.dump();
+    const json& by_kind = row["probe_accuracy_by_kind"];
+    EXPECT_EQ(by_kind.size(), 3u);
+    for (const char* kind : {"who", "colour", "what"}) EXPECT_TRUE(by_kind.contains(kind)) << row.dump();
+  }
+  EXPECT_EQ(evaluations, 2);  // tiny.json evaluates every 50 steps, and at the last step
+
+  // eval --probe on the same probe file gives the run's last figures; with --text-file too.
+  const std::string checkpoint = (dir / "run" / "latest.safetensors").string();
+  const std::string probe = (test::source_dir() / "data" / "probe.jsonl").string();
+  const fs::path text_file = dir / "stories.txt";  // the corpus's first stories
+  std::ofstream(text_file) << test::read_text(test::source_dir() / "data" / "corpus.txt").substr(0, 3000);
+  auto both = test::run_mini_gpt({"eval", "--checkpoint", checkpoint, "--probe", probe, "--text-file",
+                                  text_file.string(), "--json", "--threads", "1"}, dir);
+  ASSERT_EQ(both.status, 0) << both.err;
+  const json figures = json::parse(both.out);
+  EXPECT_TRUE(figures.contains("loss") && figures.contains("predictions")) << both.out;
+  EXPECT_EQ(figures["probe_items"], 500);
+  EXPECT_NEAR(figures["probe_accuracy"].get<double>(), *result.probe_accuracy, 1e-12);
+  for (const auto& [kind, accuracy] : result.probe_accuracy_by_kind)
+    EXPECT_NEAR(figures["probe_accuracy_by_kind"][kind].get<double>(), accuracy, 1e-12) << kind;
+
+  auto text = test::run_mini_gpt({"eval", "--checkpoint", checkpoint, "--probe", probe, "--threads", "1"}, dir);
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_EQ(text.out.rfind("probe accuracy ", 0), 0u) << text.out;
+  EXPECT_NE(text.out.find("who"), std::string::npos) << text.out;
+
+  auto neither = test::run_mini_gpt({"eval", "--checkpoint", checkpoint}, dir);
+  EXPECT_EQ(neither.status, 2);
+  EXPECT_NE(neither.err.find("--probe"), std::string::npos) << neither.err;
+  fs::remove_all(dir);
+}
+
+// ---------------------------------------------------------------- fresh probe sets
+
+std::string python() {
+  for (const char* candidate : {"python3", "/usr/bin/python3"})
+    if (std::system((std::string("command -v ") + candidate + " >/dev/null 2>&1").c_str()) == 0) return candidate;
+  return "";
+}
+
+TEST(FreshProbe, AnotherSeedGivesOtherHeldOutItemsOfEveryKindReproducibly) {
+  const std::string py = python();
+  if (py.empty()) GTEST_SKIP() << "no python3";
+  const fs::path dir = test::fresh_dir("fresh-probe");
+  const std::string script = (test::source_dir() / "scripts" / "make_corpus.py").string();
+  for (const char* name : {"a.jsonl", "b.jsonl"}) {
+    const std::string command = py + " '" + script + "' --probe-seed 7 --probe-items 120 --probe-out '" +
+                                (dir / name).string() + "' >/dev/null";
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  }
+  const std::string fresh = test::read_text(dir / "a.jsonl");
+  EXPECT_EQ(fresh, test::read_text(dir / "b.jsonl")) << "same seed, same bytes";
+  const std::string shipped = test::read_text(test::source_dir() / "data" / "probe.jsonl");
+  std::istringstream lines(fresh);
+  std::set<std::string> kinds;
+  int items = 0, in_shipped = 0;
+  for (std::string line; std::getline(lines, line); ++items) {
+    const json item = json::parse(line);
+    EXPECT_EQ(item.size(), 4u) << line;  // prompt, answer, kind, source
+    const std::u32string prompt = decode_utf8(item["prompt"].get<std::string>(), "prompt");
+    EXPECT_EQ(encode_utf8(prompt.substr(item["source"].get<size_t>(), 1)), item["answer"]) << line;
+    kinds.insert(item["kind"].get<std::string>());
+    if (shipped.find(line) != std::string::npos) ++in_shipped;
+  }
+  EXPECT_EQ(items, 120);
+  EXPECT_EQ(kinds, (std::set<std::string>{"who", "colour", "what"}));
+  EXPECT_LT(in_shipped, 3) << "another seed's stories are other stories";
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace mg
