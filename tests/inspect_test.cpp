@@ -415,7 +415,7 @@ TEST_F(InspectTest, PositionPrintsTheQueryRowAtSixDecimalsLikeTheLesson) {
 
 TEST_F(InspectTest, ConfigAndSeedGiveTheUntrainedViewWhereTwoHeadsAlreadyDiffer) {
   const std::string config = (test::source_dir() / "configs" / "tiny.json").string();
-  const std::string text = "小丁拿着红色的苹果。";
+  const std::string text = "小丁拿着红苹果。小王";  // 10 symbols of the shipped corpus's vocabulary
   json a = run_json({"--config", config, "--seed", "42", "--text", text});
   json b = run_json({"--config", config, "--seed", "42", "--text", text});
   json c = run_json({"--config", config, "--seed", "43", "--text", text});

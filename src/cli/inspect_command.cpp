@@ -4,11 +4,19 @@
 // Output: aligned tables (default), one query row per head (--position), the SPEC JSON
 // (--format json), each head's parameter slices (--weights), and an SVG (--svg FILE).
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 
 #include "cli/commands.h"
 #include "data/corpus.h"
 #include "data/utf8.h"
+#include "data/probe.h"
+#include "data/text_file.h"
+#include "jobs/head_ablation.h"
+#include "jobs/head_circuits.h"
+#include "jobs/head_compare.h"
+#include "jobs/head_roles.h"
+#include "jobs/head_trace.h"
 #include "jobs/heatmap_svg.h"
 #include "jobs/inspect.h"
 #include "jobs/inspect_format.h"
@@ -19,10 +27,16 @@ namespace mg::cli {
 namespace {
 
 struct InspectHeadsOptions {
-  std::string checkpoint, config, text, format = "table", svg;
+  std::string checkpoint, config, text, format = "table";
+  std::optional<std::string> svg;  // optional: "--svg ''" is refused, not ignored
   std::optional<uint64_t> seed;
   std::optional<int64_t> layer, head, position;
   bool weights = false;
+  // Issue 15: what each head does.
+  std::optional<std::string> trace, probe, text_file;
+  std::vector<std::string> compare;  // two checkpoints
+  bool roles = false, circuits = false, mean_ablation = false, text_given = false;
+  int64_t top = 10;
   ComputeOptions compute;
 };
 
@@ -30,6 +44,7 @@ struct InspectHeadsOptions {
 struct Subject {
   Gpt model;
   Vocab vocab;
+  std::string probe_path;  // the config's data.probe_path ("" when none)
 };
 
 Subject load_subject(const InspectHeadsOptions& o) {
@@ -37,14 +52,14 @@ Subject load_subject(const InspectHeadsOptions& o) {
     throw InputError("inspect-heads needs exactly one of --checkpoint CKPT or --config FILE (with --seed S)");
   if (!o.checkpoint.empty()) {
     LoadedModel loaded = load_model(o.checkpoint);
-    return Subject{std::move(loaded.model), std::move(loaded.vocab)};
+    return Subject{std::move(loaded.model), std::move(loaded.vocab), loaded.config.data.probe_path};
   }
   // As `train` starts: the vocabulary from the config's corpus, SPEC initialisation drawn
   // from Rng(seed); without --seed, the config's train.seed, so this is train's step 0.
   Config config = load_config(o.config);
   Corpus corpus = load_corpus(config.data.path, config.data.val_fraction, config.model.block_size);
   config.model.vocab_size = corpus.vocab.size();
-  Subject subject{Gpt(config.model), std::move(corpus.vocab)};
+  Subject subject{Gpt(config.model), std::move(corpus.vocab), config.data.probe_path};
   Rng rng(o.seed ? *o.seed : config.train.seed);
   subject.model.initialize(rng);
   return subject;
@@ -57,6 +72,112 @@ void check_range(const char* option, int64_t value, int64_t count, const std::st
 }
 
 void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+// The probe set the role scores use: --probe, else the config's data.probe_path; none when
+// neither names one.
+std::vector<ProbeItem> role_probes(const InspectHeadsOptions& o, const Subject& subject) {
+  if (o.probe) return load_probe_set(*o.probe);
+  // The config's own probe set, when it is still there (a checkpoint may outlive its data).
+  if (!subject.probe_path.empty() && std::filesystem::exists(subject.probe_path))
+    return load_probe_set(subject.probe_path);
+  return {};
+}
+
+// Head roles over the stated texts: --text-file's block_size windows (at most 200), else
+// the probe prompts, else (only for the JSON's "roles") the inspected text alone. With
+// ABLATE, each head's probe-accuracy drop too.
+// --compare A B: match A's heads to B's on the --text, else on the probe prompts (--probe
+// or A's data.probe_path) that both vocabularies hold, at most 100, with each head's role.
+std::string compare_command(const InspectHeadsOptions& o, const std::u32string& text) {
+  LoadedModel a = load_model(o.compare.at(0)), b = load_model(o.compare.at(1));
+  const ModelConfig &ca = a.model.config(), &cb = b.model.config();
+  if (ca.n_layer * ca.n_head != cb.n_layer * cb.n_head)
+    throw InputError("--compare needs two models with as many heads: " + std::to_string(ca.n_layer * ca.n_head) +
+                     " and " + std::to_string(cb.n_layer * cb.n_head));
+  const int64_t block = std::min(ca.block_size, cb.block_size);
+  std::vector<std::u32string> texts;
+  std::string described;
+  const std::string probe_path = o.probe ? *o.probe : a.config.data.probe_path;
+  std::vector<ProbeItem> probes;
+  if (!probe_path.empty()) probes = load_probe_set(probe_path);
+  if (o.text_given) {
+    texts.push_back(text.substr(0, static_cast<size_t>(block)));
+    described = "the --text";
+  } else {
+    for (const ProbeItem& item : probes) {
+      bool known = true;
+      for (char32_t ch : item.prompt) known = known && a.vocab.find(ch) && b.vocab.find(ch);
+      if (known && texts.size() < 100) texts.push_back(item.prompt.substr(item.prompt.size() > static_cast<size_t>(block) ? item.prompt.size() - block : 0));
+    }
+    described = std::to_string(texts.size()) + " probe prompts of " + probe_path + " that both vocabularies hold";
+  }
+  if (texts.empty()) throw InputError("--compare needs a --text, or a probe set (--probe FILE) both models can read");
+  std::vector<std::vector<int32_t>> ids_a, ids_b;
+  for (const auto& t : texts) {
+    ids_a.push_back(a.vocab.encode(t, "--text"));
+    ids_b.push_back(b.vocab.encode(t, "--text"));
+  }
+  const HeadComparison comparison = compare_heads(a.model, b.model, ids_a, ids_b);
+  auto roles_of = [&](LoadedModel& m, const std::vector<std::vector<int32_t>>& ids) {
+    RoleOptions options;
+    options.texts = ids;
+    options.probes = probes.empty() ? nullptr : &probes;
+    return score_head_roles(m.model, m.vocab, options);
+  };
+  const RoleReport ra = roles_of(a, ids_a), rb = roles_of(b, ids_b);
+  auto role = [](const RoleReport& r, int64_t layer, int64_t head) {
+    for (const auto& h : r.heads)
+      if (h.layer == layer && h.head == head) return h.role;
+    return std::string("?");
+  };
+  if (o.format == "json") {
+    nlohmann::ordered_json out = {{"a", o.compare[0]}, {"b", o.compare[1]}, {"texts", described}, {"pairs", nlohmann::ordered_json::array()}};
+    for (const HeadMatch& m : comparison.matches)
+      out["pairs"].push_back({{"a", {m.layer_a, m.head_a}}, {"role_a", role(ra, m.layer_a, m.head_a)},
+                              {"b", {m.layer_b, m.head_b}}, {"role_b", role(rb, m.layer_b, m.head_b)},
+                              {"divergence", m.divergence}, {"similarity", m.similarity}});
+    return out.dump() + "\n";
+  }
+  std::string out = "heads of A (" + o.compare[0] + ") matched to heads of B (" + o.compare[1] +
+                    ")\nby their attention patterns on " + described +
+                    ": least total Jensen-Shannon divergence (Hungarian); similarity = 1 - JSD / ln 2\n\n"
+                    "  A     role in A                       B     role in B                       similarity\n";
+  for (const HeadMatch& m : comparison.matches) {
+    char line[256];
+    std::snprintf(line, sizeof line, "  %lld.%lld   %-30s  %lld.%lld   %-30s  %.3f\n", static_cast<long long>(m.layer_a),
+                  static_cast<long long>(m.head_a), role(ra, m.layer_a, m.head_a).c_str(),
+                  static_cast<long long>(m.layer_b), static_cast<long long>(m.head_b),
+                  role(rb, m.layer_b, m.head_b).c_str(), m.similarity);
+    out += line;
+  }
+  return out;
+}
+
+RoleReport head_roles(const InspectHeadsOptions& o, Subject& subject, const std::u32string& text, bool ablate) {
+  const ModelConfig& c = subject.model.config();
+  const std::vector<ProbeItem> probes = role_probes(o, subject);
+  RoleOptions options;
+  options.probes = probes.empty() ? nullptr : &probes;
+  const std::string probe_name = o.probe ? *o.probe : subject.probe_path;
+  if (o.text_file) {
+    const std::vector<int32_t> ids = subject.vocab.encode(read_utf8_file(*o.text_file, "--text-file"), *o.text_file);
+    options.texts = text_windows(ids, c.block_size, 200);
+    options.texts_description = std::to_string(options.texts.size()) + " windows of at most " +
+                                std::to_string(c.block_size) + " symbols from " + *o.text_file;
+  } else if (!probes.empty()) {
+    options.texts = probe_texts(subject.vocab, probes, c.block_size);
+    options.texts_description = std::to_string(options.texts.size()) + " probe prompts (" + probe_name + ")";
+  } else if (!text.empty() && !ablate) {
+    options.texts = {subject.vocab.encode(text, "--text")};
+    options.texts_description = "the --text alone (no probe set: give --probe FILE or --text-file FILE)";
+  } else {
+    throw InputError("--roles needs texts to score: --probe FILE, --text-file FILE, or a checkpoint whose config "
+                     "names data.probe_path");
+  }
+  RoleReport report = score_head_roles(subject.model, subject.vocab, options);
+  if (ablate && !probes.empty()) add_ablation_drops(subject.model, subject.vocab, probes, o.mean_ablation, report);
+  return report;
+}
 
 }  // namespace
 
@@ -71,8 +192,11 @@ Run add_inspect_heads_command(CLI::App& app) {
                                  "training); the vocabulary comes from its corpus")
                      ->excludes(checkpoint);
   cmd->add_option("--seed", o->seed, "With --config: the initialisation seed (default: the config's train.seed)")
-      ->needs(config);
-  cmd->add_option("--text", o->text, "The text to read (at most block_size symbols)")->required();
+      ->needs(config)
+      ->check(unsigned_64());
+  cmd->add_option("--text", o->text,
+                  "The text to read (at most block_size symbols); needed except with --roles and --circuits")
+      ->each([o](const std::string&) { o->text_given = true; });
   cmd->add_option("--layer", o->layer, "Only this layer (0-based)");
   cmd->add_option("--head", o->head, "Only this head (0-based) of each layer");
   cmd->add_option("--format", o->format, "table (default) or json (SPEC section 4)")
@@ -80,12 +204,41 @@ Run add_inspect_heads_command(CLI::App& app) {
   cmd->add_option("--position", o->position,
                   "Only the query row of this position (0-based): each key symbol and its weight");
   cmd->add_flag("--weights", o->weights, "Also print each head's slices of Wq, Wk, Wv (rows) and Wo (columns)");
-  cmd->add_option("--svg", o->svg, "Also write the heatmaps (layers x heads) to this SVG file");
+  cmd->add_option("--svg", o->svg,
+                  "Also write the heatmaps (layers x heads) to this SVG file (atomically; only a regular file is "
+                  "replaced)");
+  cmd->add_option("--trace", o->trace,
+                  "L.H: the worked trace of head H of layer L at --position P, every step of the formula with its "
+                  "numbers");
+  cmd->add_flag("--roles", o->roles,
+                "Each head's role scores (previous-token, offset, current-token, first position, induction, "
+                "answer-finding), its role and its probe-accuracy drop when ablated");
+  cmd->add_option("--probe", o->probe, "Probe set for --roles (default: the config's data.probe_path)");
+  cmd->add_option("--text-file", o->text_file, "With --roles: score patterns on this file's block_size windows "
+                                                "instead of the probe prompts");
+  cmd->add_flag("--mean-ablation", o->mean_ablation,
+                "With --roles: replace an ablated head's output by its mean over the probe prompts, not by zero");
+  cmd->add_flag("--circuits", o->circuits,
+                "The QK and OV circuits of --layer L --head H in the symbol basis (top pairs; --svg draws both V x V "
+                "tables)");
+  cmd->add_option("--compare", o->compare,
+                  "A.safetensors B.safetensors: match A's heads to B's by their attention patterns (on --text, else "
+                  "the probe prompts) and print the pairs with their roles and similarity")
+      ->expected(2)
+      ->excludes(checkpoint)
+      ->excludes(config);
+  cmd->add_option("--top", o->top, "How many pairs (--circuits) or output symbols (--trace) to list (default 10)")
+      ->check(CLI::Range(int64_t{1}, int64_t{10000}));
   o->compute.add_to(*cmd);
 
   return [o]() {
     const InspectHeadsOptions& opt = *o;
     opt.compute.apply();
+    if (!opt.compare.empty()) {
+      print(compare_command(opt, decode_utf8(opt.text, "--text")));
+      std::fflush(stdout);
+      return kExitOk;
+    }
     Subject subject = load_subject(opt);
     const ModelConfig& c = subject.model.config();
     HeadSelection selection;
@@ -94,6 +247,31 @@ Run add_inspect_heads_command(CLI::App& app) {
     selection.layer = opt.layer;
     selection.head = opt.head;
     const std::u32string text = decode_utf8(opt.text, "--text");
+
+    if (opt.circuits) {
+      if (!opt.layer || !opt.head) throw InputError("--circuits needs --layer L and --head H");
+      const HeadCircuits circuits = head_circuits(subject.model, subject.vocab, *opt.layer, *opt.head);
+      if (opt.svg) write_text_atomically(*opt.svg, circuits_svg(circuits));
+      print(format_circuits(circuits, opt.top));
+      if (opt.svg) print("\nheatmaps written to " + *opt.svg + "\n");
+      std::fflush(stdout);
+      return kExitOk;
+    }
+    if (opt.roles) {
+      const RoleReport report = head_roles(opt, subject, text, true);
+      print(opt.format == "json" ? role_report_json(report).dump() + "\n" : format_roles(report));
+      std::fflush(stdout);
+      return kExitOk;
+    }
+    if (!opt.text_given) throw InputError("inspect-heads needs --text TEXT (except with --roles or --circuits)");
+    if (opt.trace) {
+      if (!opt.position) throw InputError("--trace needs --position P, the query position to trace");
+      const auto [layer, head] = parse_head_name(*opt.trace, "--trace");
+      print(format_trace(trace_head(subject.model, subject.vocab, text, "--text", layer, head, *opt.position,
+                                    std::min<int64_t>(opt.top, 10))));
+      std::fflush(stdout);
+      return kExitOk;
+    }
     if (opt.position && !text.empty())
       check_range("--position", *opt.position, static_cast<int64_t>(text.size()),
                   "the text has " + std::to_string(text.size()) + " symbols");
@@ -104,13 +282,15 @@ Run add_inspect_heads_command(CLI::App& app) {
       for (const auto& h : inspection.heads) parameters.push_back(head_parameters(subject.model, h.layer, h.head));
     const std::vector<HeadParameters>* shown = opt.weights ? &parameters : nullptr;
 
-    // The picture first: if it cannot be written, nothing has been printed yet.
-    if (!opt.svg.empty()) write_text_atomically(opt.svg, heatmap_svg(inspection));
+    // The picture first: if it cannot be written, nothing has been printed yet. An
+    // output that is not a regular file (a device, FIFO, symlink) is refused, not replaced.
+    if (opt.svg) write_text_atomically(*opt.svg, heatmap_svg(inspection));
     if (opt.format == "json") {
-      print(inspection_json(inspection, opt.position, shown).dump() + "\n");
+      const RoleReport roles = head_roles(opt, subject, text, false);
+      print(inspection_json(inspection, opt.position, shown, &roles).dump() + "\n");
     } else {
       print(opt.position ? format_position(inspection, *opt.position, shown) : format_table(inspection, shown));
-      if (!opt.svg.empty()) print("\nheatmaps written to " + opt.svg + "\n");
+      if (opt.svg) print("\nheatmaps written to " + *opt.svg + "\n");
     }
     std::fflush(stdout);
     return kExitOk;

@@ -134,12 +134,13 @@ std::string summary_line(const HeadSummary& s) {
 }
 
 nlohmann::ordered_json inspection_json(const Inspection& r, std::optional<int64_t> position,
-                               const std::vector<HeadParameters>* parameters) {
+                               const std::vector<HeadParameters>* parameters, const RoleReport* roles) {
   using json = nlohmann::ordered_json;  // keys in the SPEC's order: text, tokens, layers
   json out = json::object();
   out["text"] = encode_utf8(r.text);
   out["tokens"] = r.tokens;
   if (position) out["query_position"] = *position;
+  if (roles) out["roles_texts"] = roles->texts;
   auto optional_number = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   json layers = json::array();
   for (size_t i = 0; i < r.heads.size(); ++i) {
@@ -159,6 +160,9 @@ nlohmann::ordered_json inspection_json(const Inspection& r, std::optional<int64_
                        {"first_share", optional_number(h.summary.first_share)},
                        {"importance", optional_number(h.summary.importance)},
                        {"ablated_loss", optional_number(h.summary.ablated_loss)}};
+    if (roles)
+      for (const HeadRoleScores& scores : roles->heads)
+        if (scores.layer == h.layer && scores.head == h.head) head["roles"] = head_roles_json(scores);
     if (parameters) {
       MG_CHECK(i < parameters->size(), "inspection_json: fewer parameter sets than heads");
       json slices = json::object();

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "jobs/head_roles.h"
 #include "jobs/inspect.h"
 
 namespace mg {
@@ -31,9 +32,10 @@ std::string symbol_label(const std::string& utf8_symbol);
 // `position`, each head also holds "position_weights" (row P) and the object
 // "query_position"; with `parameters` (one per inspected head, same order), "parameters".
 // Weights are rounded to 9 significant digits, enough to give back the float. Keys keep
-// this order (ordered_json).
+// this order (ordered_json). With `roles` (head_roles.h), each head also holds its
+// "roles" object and the top level "roles_texts", the texts the scores were measured on.
 nlohmann::ordered_json inspection_json(const Inspection& r, std::optional<int64_t> position,
-                               const std::vector<HeadParameters>* parameters);
+                               const std::vector<HeadParameters>* parameters, const RoleReport* roles = nullptr);
 
 // Per head: the T x T weights (rows: query, columns: key, 3 decimals, "-" where masked)
 // with the summary under it, and the parameter slices when given.

@@ -98,10 +98,24 @@ Var Gpt::block(int64_t layer, const Var& x, int64_t B, int64_t T, KvCache* cache
   Var w = causal_attention_weights(q, k, 1.0f / std::sqrt(static_cast<float>(d)));  // [B,H,T,offset+T], projected_weights
   if (o.projected_weights) o.projected_weights->push_back(w.value());
   Var heads = matmul(dropout(w, p_drop, rng), v);  // [B,H,T,d]
+  if (o.head_outputs) o.head_outputs->push_back(heads.value().clone());
   if (layer == o.ablate_layer) {
     MG_CHECK(!grad_enabled(), "head ablation is for inference only");
     float* a = heads.value().data();
     for (int64_t bi = 0; bi < B; ++bi) std::memset(a + (bi * H + o.ablate_head) * T * d, 0, sizeof(float) * T * d);
+  }
+  for (const HeadAblation& ablation : o.ablations) {
+    if (ablation.layer != layer) continue;
+    MG_CHECK(!grad_enabled(), "head ablation is for inference only");
+    MG_CHECK(ablation.head >= 0 && ablation.head < H, "head ablation: head out of range");
+    MG_CHECK(ablation.value.empty() || static_cast<int64_t>(ablation.value.size()) == d, "head ablation: value is not [d]");
+    float* a = heads.value().data();
+    for (int64_t bi = 0; bi < B; ++bi)
+      for (int64_t t = 0; t < T; ++t) {
+        float* row = a + ((bi * H + ablation.head) * T + t) * d;  // [d] of [B,H,T,d]
+        if (ablation.value.empty()) std::memset(row, 0, sizeof(float) * d);
+        else std::memcpy(row, ablation.value.data(), sizeof(float) * d);
+      }
   }
   // x1 = x + merged @ Wo^T; with dropout on the branch the sum is taken after it, else
   // the out projection adds onto the residual stream in one op.
@@ -127,7 +141,11 @@ Var Gpt::run(std::span<const int32_t> ids, int64_t B, int64_t T, KvCache* cache,
     for (int64_t t = 0; t < T; ++t) positions[t] = static_cast<int32_t>(offset + t);
     x = add(x, embedding(p("pos_emb.weight"), positions, {T}));  // [T,D] broadcast over B
   }
-  for (int64_t layer = 0; layer < config_.n_layer; ++layer) x = block(layer, x, B, T, cache, o);
+  for (int64_t layer = 0; layer < config_.n_layer; ++layer) {
+    if (o.residual_streams) o.residual_streams->push_back(x.value().clone());
+    x = block(layer, x, B, T, cache, o);
+  }
+  if (o.residual_streams) o.residual_streams->push_back(x.value().clone());
   if (cache) cache->length += T;
   x = layer_norm(x, p("ln_f.weight"), p("ln_f.bias"), static_cast<float>(config_.norm_eps));
   return linear(x, p("head.weight"));  // [B,T,V]

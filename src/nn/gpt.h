@@ -23,6 +23,13 @@ struct KvCache {
   std::vector<Tensor> values;    // per layer [1,H,block_size,d]
 };
 
+// One head's output (w @ v, [d] per position) replaced before the out projection: by
+// zeros, or by a fixed vector (mean-ablation: the head's mean output over some texts).
+struct HeadAblation {
+  int64_t layer = 0, head = 0;
+  std::vector<float> value;  // [d], or empty for zeros
+};
+
 struct ForwardOptions {
   bool training = false;  // dropout on
   Rng* dropout_rng = nullptr;  // required when training with dropout > 0
@@ -30,6 +37,13 @@ struct ForwardOptions {
   std::vector<Tensor>* projected_weights = nullptr;
   // Zeroes one head's output before the out projection (inspect-heads' ablation).
   int64_t ablate_layer = -1, ablate_head = -1;
+  // Any number of heads replaced as HeadAblation says (eval --ablate, inspect-heads --roles).
+  std::span<const HeadAblation> ablations;
+  // When set, receives the residual stream entering each block, then the one entering
+  // ln_f: n_layer + 1 copies [B,T,D] (inspect-heads --trace recomputes a head from them).
+  std::vector<Tensor>* residual_streams = nullptr;
+  // When set, receives each layer's head outputs w @ v [B,H,T,d], before any ablation.
+  std::vector<Tensor>* head_outputs = nullptr;
 };
 
 class Gpt {

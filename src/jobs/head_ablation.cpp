@@ -1,0 +1,75 @@
+// Head ablation: the heads' mean outputs (captured in the forward), "L.H" parsing, and
+// the per-head probe-accuracy drops that inspect-heads --roles prints beside each role.
+#include "jobs/head_ablation.h"
+
+#include "jobs/evaluate.h"
+#include "jobs/head_trace.h"
+#include "tensor/error.h"
+
+namespace mg {
+
+std::vector<std::vector<float>> head_output_means(Gpt& model, const std::vector<std::vector<int32_t>>& texts) {
+  const ModelConfig& c = model.config();
+  const int64_t L = c.n_layer, H = c.n_head, d = c.head_width();
+  std::vector<std::vector<double>> sums(static_cast<size_t>(L * H), std::vector<double>(static_cast<size_t>(d), 0.0));
+  int64_t positions = 0;
+  NoGradGuard no_grad;
+  for (const auto& ids : texts) {
+    if (ids.empty()) continue;
+    const int64_t T = static_cast<int64_t>(ids.size());
+    std::vector<Tensor> outputs;  // per layer [1,H,T,d]
+    ForwardOptions capture;
+    capture.head_outputs = &outputs;
+    model.forward(ids, 1, T, capture);
+    for (int64_t l = 0; l < L; ++l)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t t = 0; t < T; ++t)
+          for (int64_t j = 0; j < d; ++j) sums[l * H + h][j] += outputs[l].data()[(h * T + t) * d + j];
+    positions += T;
+  }
+  std::vector<std::vector<float>> means(sums.size(), std::vector<float>(static_cast<size_t>(d), 0.0f));
+  for (size_t i = 0; i < sums.size(); ++i)
+    for (int64_t j = 0; j < d; ++j)
+      means[i][j] = positions ? static_cast<float>(sums[i][j] / static_cast<double>(positions)) : 0.0f;
+  return means;
+}
+
+std::vector<HeadAblation> parse_ablations(const std::vector<std::string>& specs, const ModelConfig& c,
+                                          const std::vector<std::vector<float>>* means) {
+  std::vector<HeadAblation> out;
+  for (const std::string& spec : specs) {
+    const auto [layer, head] = parse_head_name(spec, "--ablate");
+    if (layer >= c.n_layer || head >= c.n_head)
+      throw InputError("--ablate " + spec + " is out of range: the model has " + std::to_string(c.n_layer) +
+                       " layers x " + std::to_string(c.n_head) + " heads, valid 0.0.." + std::to_string(c.n_layer - 1) +
+                       "." + std::to_string(c.n_head - 1));
+    for (const HeadAblation& a : out)
+      if (a.layer == layer && a.head == head) throw InputError("--ablate " + spec + " is given twice");
+    HeadAblation a;
+    a.layer = layer;
+    a.head = head;
+    if (means) a.value = (*means)[static_cast<size_t>(layer * c.n_head + head)];
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+void add_ablation_drops(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, bool mean,
+                        RoleReport& report) {
+  const ModelConfig& c = model.config();
+  std::vector<std::vector<float>> means;
+  if (mean) means = head_output_means(model, probe_texts(vocab, probes, c.block_size));
+  const double base = score_probe(model, vocab, probes).accuracy();
+  report.base_accuracy = base;
+  report.ablation = mean ? "mean" : "zero";
+  for (HeadRoleScores& h : report.heads) {
+    HeadAblation a;
+    a.layer = h.layer;
+    a.head = h.head;
+    if (mean) a.value = means[static_cast<size_t>(h.layer * c.n_head + h.head)];
+    const std::vector<HeadAblation> one{a};
+    h.accuracy_drop = base - score_probe(model, vocab, probes, EvalShare{}, one).accuracy();
+  }
+}
+
+}  // namespace mg

@@ -1,0 +1,154 @@
+// A head's QK and OV circuits in the symbol basis (see head_circuits.h for what is exact
+// and what approximated), the OV copy score from its eigenvalues, and their printout.
+#include "jobs/head_circuits.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <numeric>
+
+#include "jobs/inspect_format.h"
+#include "tensor/error.h"
+
+extern "C" void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda, double* wr,
+                       double* wi, double* vl, const int* ldvl, double* vr, const int* ldvr, double* work,
+                       const int* lwork, int* info);
+
+namespace mg {
+namespace {
+
+std::string format(const char* fmt, ...) {
+  char buffer[512];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buffer, sizeof buffer, fmt, args);
+  va_end(args);
+  return buffer;
+}
+
+}  // namespace
+
+double eigenvalue_sign_share(const std::vector<double>& m, int64_t n) {
+  MG_CHECK(static_cast<int64_t>(m.size()) == n * n && n >= 1, "eigenvalue_sign_share: not n x n");
+  // dgeev reads column-major: it sees M^T, whose eigenvalues are M's.
+  std::vector<double> a = m, wr(static_cast<size_t>(n)), wi(static_cast<size_t>(n));
+  const int N = static_cast<int>(n), one = 1;
+  int info = 0, lwork = -1;
+  double query = 0.0, unused = 0.0;
+  dgeev_("N", "N", &N, a.data(), &N, wr.data(), wi.data(), &unused, &one, &unused, &one, &query, &lwork, &info);
+  lwork = static_cast<int>(query);
+  std::vector<double> work(static_cast<size_t>(std::max(lwork, 1)));
+  dgeev_("N", "N", &N, a.data(), &N, wr.data(), wi.data(), &unused, &one, &unused, &one, work.data(), &lwork, &info);
+  MG_CHECK(info == 0, "dgeev did not converge");
+  double real = 0.0, modulus = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    real += wr[i];
+    modulus += std::hypot(wr[i], wi[i]);
+  }
+  return modulus > 0.0 ? real / modulus : 0.0;
+}
+
+HeadCircuits head_circuits(const Gpt& model, const Vocab& vocab, int64_t layer, int64_t head) {
+  const ModelConfig& c = model.config();
+  MG_CHECK(layer >= 0 && layer < c.n_layer && head >= 0 && head < c.n_head, "head_circuits: out of range");
+  const int64_t V = c.vocab_size, D = c.n_embd, d = c.head_width();
+  const std::string b = "blocks." + std::to_string(layer) + ".";
+  auto value = [&](const std::string& name) -> const Tensor& { return model.parameters().get(name).value(); };
+  const Tensor &E = value("tok_emb.weight"), &g = value(b + "ln1.weight"), &beta = value(b + "ln1.bias");
+  const Tensor &Wq = value(b + "attn.q_proj.weight"), &Wk = value(b + "attn.k_proj.weight");
+  const Tensor &Wv = value(b + "attn.v_proj.weight"), &Wo = value(b + "attn.out_proj.weight");
+  const Tensor &gamma = value("ln_f.weight"), &U = value("head.weight");
+
+  HeadCircuits r;
+  r.layer = layer;
+  r.head = head;
+  r.V = V;
+  r.symbols = vocab.symbols();
+  // q, k, v of every symbol's normalised embedding: [V,d] each.
+  std::vector<double> q(V * d, 0.0), k(V * d, 0.0), v(V * d, 0.0), x(static_cast<size_t>(D));
+  for (int64_t a = 0; a < V; ++a) {
+    double mean = 0.0, var = 0.0;
+    for (int64_t i = 0; i < D; ++i) mean += E[a * D + i];
+    mean /= static_cast<double>(D);
+    for (int64_t i = 0; i < D; ++i) var += (E[a * D + i] - mean) * (E[a * D + i] - mean);
+    const double inv = 1.0 / std::sqrt(var / static_cast<double>(D) + c.norm_eps);
+    for (int64_t i = 0; i < D; ++i) x[i] = (E[a * D + i] - mean) * inv * g[i] + beta[i];
+    for (int64_t j = 0; j < d; ++j)
+      for (int64_t i = 0; i < D; ++i) {
+        const int64_t w = (head * d + j) * D + i;
+        q[a * d + j] += Wq[w] * x[i];
+        k[a * d + j] += Wk[w] * x[i];
+        v[a * d + j] += Wv[w] * x[i];
+      }
+  }
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  r.qk.assign(static_cast<size_t>(V * V), 0.0);
+  for (int64_t a = 0; a < V; ++a)
+    for (int64_t bb = 0; bb < V; ++bb)
+      for (int64_t j = 0; j < d; ++j) r.qk[a * V + bb] += q[a * d + j] * k[bb * d + j] * scale;
+  // B [d,V]: head output coordinate j -> logit of c, through Wo's columns, a centring
+  // over D and ln_f.weight.
+  std::vector<double> B(static_cast<size_t>(d * V), 0.0), col(static_cast<size_t>(D));
+  for (int64_t j = 0; j < d; ++j) {
+    double mean = 0.0;
+    for (int64_t i = 0; i < D; ++i) mean += (col[i] = Wo[i * D + head * d + j]);
+    mean /= static_cast<double>(D);
+    for (int64_t i = 0; i < D; ++i) col[i] = (col[i] - mean) * gamma[i];
+    for (int64_t cc = 0; cc < V; ++cc)
+      for (int64_t i = 0; i < D; ++i) B[j * V + cc] += U[cc * D + i] * col[i];
+  }
+  r.ov.assign(static_cast<size_t>(V * V), 0.0);
+  for (int64_t a = 0; a < V; ++a)
+    for (int64_t j = 0; j < d; ++j)
+      for (int64_t cc = 0; cc < V; ++cc) r.ov[a * V + cc] += v[a * d + j] * B[j * V + cc];
+  std::vector<double> BA(static_cast<size_t>(d * d), 0.0);  // [d,d] = B [d,V] . A [V,d], A = v
+  for (int64_t i = 0; i < d; ++i)
+    for (int64_t a = 0; a < V; ++a)
+      for (int64_t j = 0; j < d; ++j) BA[i * d + j] += B[i * V + a] * v[a * d + j];
+  r.copy_score = eigenvalue_sign_share(BA, d);
+  int64_t diagonal = 0;
+  for (int64_t a = 0; a < V; ++a) {
+    const double* row = r.ov.data() + a * V;
+    if (std::max_element(row, row + V) - row == a) ++diagonal;
+  }
+  r.diagonal_top1 = static_cast<double>(diagonal) / static_cast<double>(V);
+  return r;
+}
+
+std::vector<SymbolPair> top_pairs(const std::vector<double>& table, int64_t V, int64_t n) {
+  std::vector<int64_t> order(static_cast<size_t>(V * V));
+  std::iota(order.begin(), order.end(), 0);
+  const int64_t count = std::min(n, V * V);
+  std::partial_sort(order.begin(), order.begin() + count, order.end(),
+                    [&](int64_t a, int64_t z) { return table[a] > table[z] || (table[a] == table[z] && a < z); });
+  std::vector<SymbolPair> out;
+  for (int64_t i = 0; i < count; ++i)
+    out.push_back({static_cast<int32_t>(order[i] / V), static_cast<int32_t>(order[i] % V), table[order[i]]});
+  return out;
+}
+
+std::string format_circuits(const HeadCircuits& c, int64_t top) {
+  auto label = [&](int32_t id) { return "\"" + symbol_label(c.symbols[id]) + "\""; };
+  std::string out = format("circuits of layer %lld, head %lld in the symbol basis (%lld x %lld)\n",
+                           static_cast<long long>(c.layer), static_cast<long long>(c.head),
+                           static_cast<long long>(c.V), static_cast<long long>(c.V));
+  out += "direct path: each symbol's embedding through this block's ln1; ";
+  out += c.layer == 0 ? "exact for layer 0's stream" : "the earlier blocks' additions are left out";
+  out += "; QK at relative offset 0 (RoPE) or without pos_emb (learned); OV through ln_f as centring times "
+         "ln_f.weight (the final sigma left out), later blocks left out\n\n";
+  out += format("QK: query symbol -> key symbol it prefers (score before softmax), top %lld\n",
+                static_cast<long long>(top));
+  for (const SymbolPair& p : top_pairs(c.qk, c.V, top))
+    out += format("  %s -> %s  %+.4f\n", label(p.row).c_str(), label(p.column).c_str(), p.value);
+  out += format("\nOV: attended symbol -> output symbol whose logit it raises, top %lld\n", static_cast<long long>(top));
+  for (const SymbolPair& p : top_pairs(c.ov, c.V, top))
+    out += format("  %s -> %s  %+.4f%s\n", label(p.row).c_str(), label(p.column).c_str(), p.value,
+                  p.row == p.column ? "  (copy)" : "");
+  out += format("\nOV copy score %+.3f (sum of eigenvalues / sum of their moduli: 1 = copying, 0 = none, -1 = "
+                "suppressing); its own symbol is the top output for %.0f%% of attended symbols (diagonal)\n",
+                c.copy_score, 100.0 * c.diagonal_top1);
+  return out;
+}
+
+}  // namespace mg

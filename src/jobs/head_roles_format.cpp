@@ -1,0 +1,91 @@
+// The --roles table and JSON, built as strings and JSON values (the cli prints them).
+#include <cstdarg>
+#include <cstdio>
+
+#include "jobs/head_roles.h"
+
+namespace mg {
+namespace {
+
+std::string format(const char* fmt, ...) {
+  char buffer[512];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buffer, sizeof buffer, fmt, args);
+  va_end(args);
+  return buffer;
+}
+
+std::string cell(const std::optional<double>& v, const char* fmt = "%6.3f") { return v ? format(fmt, *v) : "     -"; }
+
+}  // namespace
+
+std::string format_roles(const RoleReport& r) {
+  const RoleThresholds& th = r.thresholds;
+  std::string out = "head roles: attention-pattern scores in [0, 1], pooled over the query rows of " + r.texts + "\n";
+  out += format("  induction over %lld repeated random symbol sequences (seeds 1..%lld, each twice); answer-finding "
+                "over %lld probe prompts, at the last position, weight on the answer's source\n",
+                static_cast<long long>(r.induction_texts), static_cast<long long>(r.induction_texts),
+                static_cast<long long>(r.answer_items));
+  out += format("  role: every score at or over its threshold (answer-finding %.2f, induction %.2f, previous-token "
+                "%.2f, offset-k for k >= 2 %.2f, current-token %.2f, first-position %.2f), else \"mixed\"\n",
+                th.answer_finding, th.induction, th.previous_token, th.offset, th.current_token, th.first_position);
+  const bool drops = r.base_accuracy.has_value();
+  if (drops)
+    out += format("  drop: probe accuracy %.4f minus the accuracy with the head %s-ablated (> 0: the head helps)\n",
+                  *r.base_accuracy, r.ablation.c_str());
+  out += "\nlayer head   prev  offset (k)    cur  first  induct  answer";
+  out += drops ? "    drop  role\n" : "  role\n";
+  for (const HeadRoleScores& h : r.heads) {
+    out += format("%5lld %4lld  %s  %s (%3lld) %s %s  %s  %s", static_cast<long long>(h.layer),
+                  static_cast<long long>(h.head), cell(h.previous_token).c_str(), cell(h.best_offset_score).c_str(),
+                  static_cast<long long>(-h.best_offset), cell(h.current_token).c_str(),
+                  cell(h.first_position).c_str(), cell(h.induction).c_str(), cell(h.answer_finding).c_str());
+    if (drops) out += "  " + (h.accuracy_drop ? format("%+6.3f", *h.accuracy_drop) : std::string("     -"));
+    out += "  " + h.role + "\n";
+  }
+  return out;
+}
+
+nlohmann::ordered_json head_roles_json(const HeadRoleScores& h) {
+  using json = nlohmann::ordered_json;
+  auto optional_number = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  return json{{"previous_token", optional_number(h.previous_token)},
+              {"best_offset", -h.best_offset},
+              {"best_offset_score", optional_number(h.best_offset_score)},
+              {"current_token", optional_number(h.current_token)},
+              {"first_position", optional_number(h.first_position)},
+              {"induction", optional_number(h.induction)},
+              {"answer_finding", optional_number(h.answer_finding)},
+              {"role", h.role},
+              {"accuracy_drop", optional_number(h.accuracy_drop)}};
+}
+
+nlohmann::ordered_json role_report_json(const RoleReport& r) {
+  using json = nlohmann::ordered_json;
+  json out = {{"texts", r.texts},
+              {"text_count", r.text_count},
+              {"induction_texts", r.induction_texts},
+              {"answer_items", r.answer_items},
+              {"thresholds",
+               {{"answer_finding", r.thresholds.answer_finding},
+                {"induction", r.thresholds.induction},
+                {"previous_token", r.thresholds.previous_token},
+                {"offset", r.thresholds.offset},
+                {"current_token", r.thresholds.current_token},
+                {"first_position", r.thresholds.first_position}}}};
+  if (r.base_accuracy) {
+    out["probe_accuracy"] = *r.base_accuracy;
+    out["ablation"] = r.ablation;
+  }
+  json heads = json::array();
+  for (const HeadRoleScores& h : r.heads) {
+    json one = {{"layer", h.layer}, {"head", h.head}};
+    one["roles"] = head_roles_json(h);
+    heads.push_back(std::move(one));
+  }
+  out["heads"] = std::move(heads);
+  return out;
+}
+
+}  // namespace mg

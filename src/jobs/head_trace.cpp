@@ -1,0 +1,251 @@
+// The worked trace of one head: one forward pass captures the residual stream entering
+// block L (and ln_f's input, for the logit attribution) and the projected_weights; the
+// head's arithmetic is then redone for one query row in plain loops, in double, each
+// intermediate kept for printing.
+#include "jobs/head_trace.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <numeric>
+
+#include "jobs/inspect_format.h"
+#include "kernels/rope.h"
+#include "tensor/error.h"
+
+namespace mg {
+namespace {
+
+// LayerNorm of one row [D] (docs/model.md section 2.2), in double.
+std::vector<double> layer_norm_row(const float* x, const Tensor& weight, const Tensor& bias, int64_t D, double eps) {
+  double mean = 0.0, var = 0.0;
+  for (int64_t j = 0; j < D; ++j) mean += x[j];
+  mean /= static_cast<double>(D);
+  for (int64_t j = 0; j < D; ++j) var += (x[j] - mean) * (x[j] - mean);
+  var /= static_cast<double>(D);
+  const double inv = 1.0 / std::sqrt(var + eps);
+  std::vector<double> y(static_cast<size_t>(D));
+  for (int64_t j = 0; j < D; ++j) y[j] = (x[j] - mean) * inv * weight[j] + bias[j];
+  return y;
+}
+
+// Rows first..first+d-1 of W [D,D] applied to x [D]: one head's q, k or v coordinates.
+std::vector<double> head_rows(const Tensor& W, int64_t first, int64_t d, const std::vector<double>& x) {
+  const int64_t D = static_cast<int64_t>(x.size());
+  std::vector<double> y(static_cast<size_t>(d), 0.0);
+  for (int64_t j = 0; j < d; ++j)
+    for (int64_t i = 0; i < D; ++i) y[j] += static_cast<double>(W[(first + j) * D + i]) * x[i];
+  return y;
+}
+
+// Interleaved pairs (2i, 2i+1) rotated by the table's float32 angle at position p.
+std::vector<double> rotate(const std::vector<double>& x, const RopeTable& table, int64_t p) {
+  const int64_t half = table.head_width / 2;
+  std::vector<double> y(x.size());
+  for (int64_t i = 0; i < half; ++i) {
+    const double c = table.cos[p * half + i], s = table.sin[p * half + i];
+    y[2 * i] = x[2 * i] * c - x[2 * i + 1] * s;
+    y[2 * i + 1] = x[2 * i] * s + x[2 * i + 1] * c;
+  }
+  return y;
+}
+
+std::string format(const char* fmt, ...) {
+  char buffer[512];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buffer, sizeof buffer, fmt, args);
+  va_end(args);
+  return buffer;
+}
+
+// "[a, b, c, ...]" at 6 decimals, 8 numbers a line, continuation lines indented.
+std::string vector6(const std::vector<double>& v, const std::string& indent) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += i % 8 == 0 ? ",\n" + indent + " " : ", ";
+    out += format("%.6f", v[i]);
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+std::pair<int64_t, int64_t> parse_head_name(const std::string& spec, const std::string& option) {
+  const size_t dot = spec.find('.');
+  auto number = [&](const std::string& part) {
+    if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string::npos)
+      throw InputError(option + " \"" + spec + "\" is not LAYER.HEAD (two non-negative integers, e.g. 0.1)");
+    return static_cast<int64_t>(std::stoll(part));
+  };
+  if (dot == std::string::npos) number("");
+  return {number(spec.substr(0, dot)), number(spec.substr(dot + 1))};
+}
+
+HeadTrace trace_head(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what, int64_t layer,
+                     int64_t head, int64_t position, int64_t top) {
+  const ModelConfig& c = model.config();
+  if (text.empty()) throw InputError(what + " is empty: give at least one symbol");
+  if (static_cast<int64_t>(text.size()) > c.block_size)
+    throw InputError(what + " has " + std::to_string(text.size()) + " symbols, more than the model's block_size of " +
+                     std::to_string(c.block_size));
+  auto in_range = [](const char* name, int64_t v, int64_t n, const std::string& of) {
+    if (v < 0 || v >= n)
+      throw InputError(std::string(name) + " " + std::to_string(v) + " is out of range: " + of + ", valid 0.." +
+                       std::to_string(n - 1));
+  };
+  in_range("--trace layer", layer, c.n_layer, "the model has " + std::to_string(c.n_layer) + " layers");
+  in_range("--trace head", head, c.n_head, "the model has " + std::to_string(c.n_head) + " heads");
+  in_range("--position", position, static_cast<int64_t>(text.size()),
+           "the text has " + std::to_string(text.size()) + " symbols");
+
+  HeadTrace r;
+  const std::vector<int32_t> ids = vocab.encode(text, what);
+  for (int32_t id : ids) r.tokens.push_back(vocab.symbol(id));
+  r.layer = layer;
+  r.head = head;
+  r.position = position;
+  r.T = static_cast<int64_t>(ids.size());
+  r.D = c.n_embd;
+  r.d = c.head_width();
+  r.position_type = c.position;
+  r.rope_base = c.rope_base;
+  const int64_t T = r.T, D = r.D, d = r.d, P = position, V = c.vocab_size;
+
+  NoGradGuard no_grad;
+  std::vector<Tensor> streams, weights;  // n_layer + 1 of [1,T,D]; n_layer of [1,H,T,T]
+  ForwardOptions capture;
+  capture.residual_streams = &streams;
+  capture.projected_weights = &weights;
+  model.forward(ids, 1, T, capture);
+  MG_CHECK(static_cast<int64_t>(streams.size()) == c.n_layer + 1, "forward did not capture every residual stream");
+
+  const Parameters& params = model.parameters();
+  const std::string b = "blocks." + std::to_string(layer) + ".";
+  auto value = [&](const std::string& name) -> const Tensor& { return params.get(name).value(); };
+  const Tensor& Wq = value(b + "attn.q_proj.weight");
+  const Tensor& Wk = value(b + "attn.k_proj.weight");
+  const Tensor& Wv = value(b + "attn.v_proj.weight");
+  const Tensor& Wo = value(b + "attn.out_proj.weight");
+  const float* residual = streams[static_cast<size_t>(layer)].data();  // [T,D] entering block L
+  const bool rope = c.position == "rope";
+  const RopeTable table = rope ? make_rope_table(c.block_size, d, c.rope_base) : RopeTable{};
+
+  std::vector<std::vector<double>> normed(static_cast<size_t>(P + 1));  // [P+1][D]
+  for (int64_t s = 0; s <= P; ++s)
+    normed[s] = layer_norm_row(residual + s * D, value(b + "ln1.weight"), value(b + "ln1.bias"), D, c.norm_eps);
+  r.x = normed[P];
+  r.q_raw = head_rows(Wq, head * d, d, r.x);
+  r.q = rope ? rotate(r.q_raw, table, P) : r.q_raw;
+  r.scale = static_cast<double>(1.0f / std::sqrt(static_cast<float>(d)));
+  for (int64_t s = 0; s <= P; ++s) {
+    std::vector<double> k = head_rows(Wk, head * d, d, normed[s]);
+    r.keys.push_back(rope ? rotate(k, table, s) : k);
+    r.values.push_back(head_rows(Wv, head * d, d, normed[s]));
+    r.dots.push_back(std::inner_product(r.q.begin(), r.q.end(), r.keys.back().begin(), 0.0));
+    r.scores.push_back(r.dots.back() * r.scale);
+  }
+  // Causal softmax over keys 0..P; keys after P get exactly 0.
+  const double m = *std::max_element(r.scores.begin(), r.scores.end());
+  double sum = 0.0;
+  r.weights.assign(static_cast<size_t>(T), 0.0);
+  for (int64_t s = 0; s <= P; ++s) sum += (r.weights[s] = std::exp(r.scores[s] - m));
+  for (int64_t s = 0; s <= P; ++s) r.weights[s] /= sum;
+  const float* row = weights[static_cast<size_t>(layer)].data() + (head * T + P) * T;  // [T] of [1,H,T,T]
+  r.forward_weights.assign(row, row + T);
+
+  r.head_output.assign(static_cast<size_t>(d), 0.0);
+  for (int64_t s = 0; s <= P; ++s)
+    for (int64_t j = 0; j < d; ++j) r.head_output[j] += r.weights[s] * r.values[s][j];
+  r.contribution.assign(static_cast<size_t>(D), 0.0);
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t j = 0; j < d; ++j) r.contribution[i] += static_cast<double>(Wo[i * D + head * d + j]) * r.head_output[j];
+
+  // Direct logit attribution through a frozen ln_f (see the header).
+  const float* final_row = streams.back().data() + P * D;
+  double mean = 0.0, var = 0.0;
+  for (int64_t j = 0; j < D; ++j) mean += final_row[j];
+  mean /= static_cast<double>(D);
+  for (int64_t j = 0; j < D; ++j) var += (final_row[j] - mean) * (final_row[j] - mean);
+  r.final_sigma = std::sqrt(var / static_cast<double>(D) + c.norm_eps);
+  const double c_mean = std::accumulate(r.contribution.begin(), r.contribution.end(), 0.0) / static_cast<double>(D);
+  const Tensor& gamma = value("ln_f.weight");
+  const Tensor& W_vocab = value("head.weight");  // [V,D]
+  std::vector<double> through(static_cast<size_t>(D));
+  for (int64_t j = 0; j < D; ++j) through[j] = (r.contribution[j] - c_mean) / r.final_sigma * gamma[j];
+  r.logit_push.assign(static_cast<size_t>(V), 0.0);
+  for (int64_t v = 0; v < V; ++v)
+    for (int64_t j = 0; j < D; ++j) r.logit_push[v] += static_cast<double>(W_vocab[v * D + j]) * through[j];
+  std::vector<int32_t> order(static_cast<size_t>(V));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t z) { return r.logit_push[a] > r.logit_push[z]; });
+  const int64_t n = std::min(top, V);
+  for (int64_t i = 0; i < n; ++i) r.top_up.push_back({order[i], vocab.symbol(order[i]), r.logit_push[order[i]]});
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t id = order[static_cast<size_t>(V - 1 - i)];
+    r.top_down.push_back({id, vocab.symbol(id), r.logit_push[id]});
+  }
+  return r;
+}
+
+std::string format_trace(const HeadTrace& r) {
+  const int64_t P = r.position;
+  std::string text;
+  for (const auto& t : r.tokens) text += symbol_label(t);
+  auto sym = [&](int64_t s) { return "\"" + symbol_label(r.tokens[s]) + "\""; };
+  std::string out = "text: " + text + " (" + std::to_string(r.T) + " symbols; positions: " + r.position_type + ")\n";
+  out += format("trace of layer %lld, head %lld at query position %lld %s: D = %lld, d = %lld, head h reads rows "
+                "%lld..%lld of Wq, Wk, Wv and columns %lld..%lld of Wo\n",
+                static_cast<long long>(r.layer), static_cast<long long>(r.head), static_cast<long long>(P),
+                sym(P).c_str(), static_cast<long long>(r.D), static_cast<long long>(r.d),
+                static_cast<long long>(r.head * r.d), static_cast<long long>(r.head * r.d + r.d - 1),
+                static_cast<long long>(r.head * r.d), static_cast<long long>(r.head * r.d + r.d - 1));
+  out += "head output = softmax(q k^T / sqrt(d) + causal mask) @ v, then @ Wo^T onto the residual stream\n\n";
+  out += format("1. x_t = LayerNorm(residual stream at t = %lld; blocks.%lld.ln1)  [D = %lld]\n   ",
+                static_cast<long long>(P), static_cast<long long>(r.layer), static_cast<long long>(r.D));
+  out += vector6(r.x, "   ") + "\n";
+  out += format("2. q_t = x_t Wq_h^T  [d = %lld]\n   ", static_cast<long long>(r.d)) + vector6(r.q_raw, "   ") + "\n";
+  if (r.position_type == "rope")
+    out += format("   after RoPE at position %lld (pairs (2i, 2i+1) rotated by %lld * %g^(-2i/d)):\n   ",
+                  static_cast<long long>(P), static_cast<long long>(P), r.rope_base) +
+           vector6(r.q, "   ") + "\n";
+  else
+    out += "   (learned positions: no rotation; q_t as above)\n";
+  out += std::string("3. k_s = x_s Wk_h^T") + (r.position_type == "rope" ? ", after RoPE at s" : "") +
+         format(", for each key s = 0..%lld\n", static_cast<long long>(P));
+  for (int64_t s = 0; s <= P; ++s)
+    out += format("   k_%-3lld %s ", static_cast<long long>(s), sym(s).c_str()) + vector6(r.keys[s], "          ") + "\n";
+  out += format("4. q . k_s, 5. divided by sqrt(d) (times %.9f), 6. causal mask, 7. softmax = projected_weights row %lld\n",
+                r.scale, static_cast<long long>(P));
+  out += "      s  key     q.k_s     /sqrt(d)   mask    weight     (forward pass)\n";
+  for (int64_t s = 0; s < r.T; ++s) {
+    out += format("   %4lld  %-5s", static_cast<long long>(s), sym(s).c_str());
+    if (s <= P)
+      out += format(" %10.6f %10.6f    0    %.6f   (%.6f)\n", r.dots[s], r.scores[s], r.weights[s],
+                    static_cast<double>(r.forward_weights[s]));
+    else
+      out += format(" %10s %10s  -inf   %.6f   (%.6f)\n", "", "", r.weights[s], static_cast<double>(r.forward_weights[s]));
+  }
+  out += "8. head output = sum_s weight_s v_s, the values v_s = x_s Wv_h^T being\n";
+  for (int64_t s = 0; s <= P; ++s)
+    out += format("   v_%-3lld %s ", static_cast<long long>(s), sym(s).c_str()) + vector6(r.values[s], "          ") +
+           "\n";
+  out += "   head output  " + vector6(r.head_output, "               ") + "\n";
+  out += "9. the head's slice of Wo applied: Wo[:, h*d..h*d+d-1] head output  [D]\n   ";
+  out += vector6(r.contribution, "   ") + "\n";
+  out += format("10. this is the head's contribution to the residual stream at t = %lld (added with the other heads' "
+                "and the block's input)\n",
+                static_cast<long long>(P));
+  out += format("11. output symbols it pushes up (direct logit attribution, an approximation: the contribution "
+                "centred, divided by the final residual's sigma %.6f at t, times ln_f.weight, then the vocabulary "
+                "head; later blocks ignored)\n",
+                r.final_sigma);
+  out += "    up:  ";
+  for (const LogitPush& p : r.top_up) out += format(" \"%s\" %+.6f", symbol_label(p.symbol).c_str(), p.logit);
+  out += "\n    down:";
+  for (const LogitPush& p : r.top_down) out += format(" \"%s\" %+.6f", symbol_label(p.symbol).c_str(), p.logit);
+  return out + "\n";
+}
+
+}  // namespace mg

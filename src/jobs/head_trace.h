@@ -1,0 +1,66 @@
+// inspect-heads --trace L.H --position P: one head at one query position, the lesson's
+// formula "head output = softmax(q k^T / sqrt(d) + causal mask) @ v" with the real
+// numbers, step by step, then where the result goes: the head's slice of Wo, its
+// contribution to the residual stream at P, and the output symbols that contribution
+// pushes up. The numbers are recomputed (in double, from the float32 parameters) from the
+// residual stream that enters block L in a real forward pass, and the forward's own
+// projected_weights row is kept beside them, so a reader (and the test) can compare.
+// B is 1 throughout: one text.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "data/vocab.h"
+#include "nn/gpt.h"
+
+namespace mg {
+
+// One output symbol and how much a vector added to the residual stream moves its logit.
+struct LogitPush {
+  int32_t id = 0;
+  std::string symbol;  // UTF-8
+  double logit = 0.0;
+};
+
+struct HeadTrace {
+  int64_t layer = 0, head = 0, position = 0;  // P: the query position
+  int64_t T = 0, D = 0, d = 0;
+  std::string position_type;         // "rope" or "learned"
+  double rope_base = 10000.0;
+  std::vector<std::string> tokens;   // [T] the text's symbols
+  std::vector<double> x;             // [D] x_P = LayerNorm(residual_P; blocks.L.ln1)
+  std::vector<double> q_raw, q;      // [d] x_P Wq_h^T, then after RoPE at P (equal when learned)
+  std::vector<std::vector<double>> keys;    // [P+1][d] k_s (after RoPE at s when rope)
+  std::vector<std::vector<double>> values;  // [P+1][d] v_s = x_s Wv_h^T (never rotated)
+  std::vector<double> dots;          // [P+1] q . k_s
+  double scale = 0.0;                // float32(1 / sqrt(float32(d))), as the forward uses it
+  std::vector<double> scores;        // [P+1] dots * scale; keys s > P are masked (-inf)
+  std::vector<double> weights;       // [T] the softmax row; exactly 0 for s > P
+  std::vector<float> forward_weights;  // [T] row P of the forward's projected_weights, for comparison
+  std::vector<double> head_output;   // [d] sum_s weights[s] v_s
+  std::vector<double> contribution;  // [D] Wo[:, h*d..h*d+d-1] head_output: added to the residual at P
+  // Direct logit attribution, an approximation: the contribution through ln_f as if the
+  // final LayerNorm were linear, i.e. centred (minus its mean over D), divided by the
+  // real final residual's sigma at P (sqrt(var + eps), frozen from the forward), times
+  // ln_f.weight, then the vocabulary head. Later blocks and ln_f's dependence on this
+  // very contribution are ignored.
+  double final_sigma = 0.0;
+  std::vector<double> logit_push;    // [V]
+  std::vector<LogitPush> top_up, top_down;  // the largest and smallest entries, `top` of each
+};
+
+// InputError: TEXT empty, longer than block_size, or with a symbol outside the vocabulary
+// (WHAT names it); layer, head or position out of range (naming the valid range).
+HeadTrace trace_head(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what, int64_t layer,
+                     int64_t head, int64_t position, int64_t top = 5);
+
+// "L.H" -> {L, H}; InputError naming OPTION when it is not two non-negative integers.
+std::pair<int64_t, int64_t> parse_head_name(const std::string& spec, const std::string& option);
+
+// The printout: every step with its numbers at 6 decimals.
+std::string format_trace(const HeadTrace& trace);
+
+}  // namespace mg

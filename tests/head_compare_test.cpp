@@ -1,0 +1,64 @@
+// inspect-heads --compare: the Hungarian assignment on known costs, the pattern divergence
+// on known patterns, and a model matched against a copy whose two heads of layer 0 trade
+// places (same function, heads renumbered): the matching finds the swap.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "data/vocab.h"
+#include "jobs/head_compare.h"
+#include "test_support.h"
+
+namespace mg {
+namespace {
+
+TEST(HeadCompare, AssignmentOfLeastCost) {
+  const std::vector<double> cost = {4, 1, 3, 2, 0, 5, 3, 2, 2};
+  EXPECT_EQ(min_cost_assignment(cost, 3), (std::vector<int64_t>{1, 0, 2}));
+  EXPECT_EQ(min_cost_assignment({7}, 1), (std::vector<int64_t>{0}));
+  const std::vector<double> anti = {9, 9, 0, 9, 0, 9, 0, 9, 9};
+  EXPECT_EQ(min_cost_assignment(anti, 3), (std::vector<int64_t>{2, 1, 0}));
+}
+
+TEST(HeadCompare, PatternDivergence) {
+  const std::vector<float> a = {1, 0, 1, 0}, b = {1, 0, 0, 1}, u = {1, 0, 0.5f, 0.5f};
+  EXPECT_DOUBLE_EQ(pattern_divergence(a, a, 2), 0.0);
+  EXPECT_NEAR(pattern_divergence(a, b, 2), std::log(2.0) / 2, 1e-12);  // row 0 agrees by force
+  EXPECT_LT(pattern_divergence(a, u, 2), pattern_divergence(a, b, 2));
+}
+
+TEST(HeadCompare, FindsHeadsThatTradedPlaces) {
+  const Vocab vocab = Vocab::from_text(U"小丁拿着红色的苹果。谁");
+  Gpt a = test::small_model(2, 16, 16, vocab.size(), 21);
+  for (auto& p : a.parameters().all())  // sharper patterns than the 0.02 initialisation
+    if (p.name.find("q_proj") != std::string::npos || p.name.find("k_proj") != std::string::npos)
+      for (float& w : p.var.value().span()) w *= 30.0f;
+  Gpt b(a.config());
+  for (auto& p : a.parameters().all()) b.parameters().get(p.name).value().copy_from(p.var.value());
+  const int64_t D = 16, d = 8;
+  for (const char* n : {"q_proj", "k_proj", "v_proj"}) {  // rows 0..7 <-> 8..15
+    float* w = b.parameters().get(std::string("blocks.0.attn.") + n + ".weight").value().data();
+    for (int64_t i = 0; i < d * D; ++i) std::swap(w[i], w[d * D + i]);
+  }
+  float* wo = b.parameters().get("blocks.0.attn.out_proj.weight").value().data();  // columns
+  for (int64_t r = 0; r < D; ++r)
+    for (int64_t j = 0; j < d; ++j) std::swap(wo[r * D + j], wo[r * D + d + j]);
+  const std::vector<std::vector<int32_t>> texts = {vocab.encode(U"小丁拿着红色的苹果。谁拿着", "t"),
+                                                   vocab.encode(U"红色的苹果。小丁", "t")};
+  const HeadComparison c = compare_heads(a, b, texts, texts);
+  ASSERT_EQ(c.matches.size(), 4u);
+  EXPECT_EQ(c.texts, 2);
+  EXPECT_EQ(c.matches[0].layer_b, 0);
+  EXPECT_EQ(c.matches[0].head_b, 1);
+  EXPECT_EQ(c.matches[1].head_b, 0);
+  EXPECT_EQ(c.matches[2].layer_b, 1);
+  EXPECT_EQ(c.matches[2].head_b, 0);
+  EXPECT_EQ(c.matches[3].head_b, 1);
+  for (const HeadMatch& m : c.matches) EXPECT_NEAR(m.similarity, 1.0, 1e-5);
+  // The swapped pairing is clearly worse: the heads do differ.
+  EXPECT_GT(c.divergence[0 * 4 + 0], 0.01);
+}
+
+}  // namespace
+}  // namespace mg

@@ -1,0 +1,236 @@
+// inspect-heads --trace: every number the trace prints, held against an independent plain-loop
+// forward pass in double written here from docs/model.md (LayerNorm, split_heads, RoPE,
+// causal softmax, Wo, exact-erf GELU MLP, ln_f, vocabulary head), and against the real
+// forward's projected_weights, at a query position past 32, for both position types.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "jobs/head_trace.h"
+#include "tensor/error.h"
+#include "test_support.h"
+
+namespace mg {
+namespace {
+
+using Matrix = std::vector<std::vector<double>>;  // [rows][cols]
+
+// What the reference records for one block: per head, the rows the trace prints.
+struct RefBlock {
+  Matrix normed;                 // [T][D] ln1 output
+  std::vector<Matrix> q_raw, q, k, v, w, out, contribution;  // per head: [T][d] (w: [T][T]; contribution [T][D])
+};
+
+struct Reference {
+  std::vector<RefBlock> blocks;
+  Matrix final_residual;  // [T][D] entering ln_f
+};
+
+const float* value(const Gpt& m, const std::string& name) { return m.parameters().get(name).value().data(); }
+
+Matrix layer_norm(const Matrix& x, const float* g, const float* b, double eps) {
+  Matrix y = x;
+  for (size_t t = 0; t < x.size(); ++t) {
+    const double D = static_cast<double>(x[t].size());
+    double mean = 0, var = 0;
+    for (double a : x[t]) mean += a;
+    mean /= D;
+    for (double a : x[t]) var += (a - mean) * (a - mean);
+    var /= D;
+    for (size_t j = 0; j < x[t].size(); ++j) y[t][j] = (x[t][j] - mean) / std::sqrt(var + eps) * g[j] + b[j];
+  }
+  return y;
+}
+
+// y = x W^T (+ bias), W [out,in].
+Matrix linear(const Matrix& x, const float* W, int64_t out, const float* bias = nullptr) {
+  Matrix y(x.size(), std::vector<double>(static_cast<size_t>(out), 0.0));
+  const size_t in = x[0].size();
+  for (size_t t = 0; t < x.size(); ++t)
+    for (int64_t o = 0; o < out; ++o) {
+      double s = bias ? bias[o] : 0.0;
+      for (size_t i = 0; i < in; ++i) s += W[o * in + i] * x[t][i];
+      y[t][o] = s;
+    }
+  return y;
+}
+
+Reference reference_forward(const Gpt& m, const std::vector<int32_t>& ids) {
+  const ModelConfig& c = m.config();
+  const int64_t T = static_cast<int64_t>(ids.size()), D = c.n_embd, H = c.n_head, d = D / H, F = c.mlp_ratio * D;
+  Matrix x(static_cast<size_t>(T), std::vector<double>(static_cast<size_t>(D)));
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t j = 0; j < D; ++j) {
+      x[t][j] = value(m, "tok_emb.weight")[ids[t] * D + j];
+      if (c.position == "learned") x[t][j] += value(m, "pos_emb.weight")[t * D + j];
+    }
+  Reference ref;
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    const std::string b = "blocks." + std::to_string(l) + ".";
+    RefBlock blk;
+    blk.normed = layer_norm(x, value(m, b + "ln1.weight"), value(m, b + "ln1.bias"), c.norm_eps);
+    const Matrix Q = linear(blk.normed, value(m, b + "attn.q_proj.weight"), D);
+    const Matrix K = linear(blk.normed, value(m, b + "attn.k_proj.weight"), D);
+    const Matrix Vv = linear(blk.normed, value(m, b + "attn.v_proj.weight"), D);
+    const float* Wo = value(m, b + "attn.out_proj.weight");
+    Matrix x1 = x;
+    for (int64_t h = 0; h < H; ++h) {
+      Matrix q(T, std::vector<double>(d)), k = q, v = q, qr = q;
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t j = 0; j < d; ++j) {  // split_heads: feature h*d + j
+          q[t][j] = Q[t][h * d + j];
+          k[t][j] = K[t][h * d + j];
+          v[t][j] = Vv[t][h * d + j];
+        }
+      qr = q;
+      if (c.position == "rope") {
+        for (int64_t t = 0; t < T; ++t)
+          for (int64_t i = 0; i < d / 2; ++i) {
+            const double angle = static_cast<double>(t) * std::pow(c.rope_base, -2.0 * i / d);
+            const double co = static_cast<float>(std::cos(angle)), si = static_cast<float>(std::sin(angle));
+            for (Matrix* z : {&q, &k}) {
+              const double a = (*z)[t][2 * i], bb = (*z)[t][2 * i + 1];
+              (*z)[t][2 * i] = a * co - bb * si;
+              (*z)[t][2 * i + 1] = a * si + bb * co;
+            }
+          }
+      }
+      Matrix w(T, std::vector<double>(T, 0.0)), out(T, std::vector<double>(d, 0.0)), contrib(T, std::vector<double>(D, 0.0));
+      for (int64_t t = 0; t < T; ++t) {
+        double mx = -1e300, sum = 0;
+        std::vector<double> s(t + 1);
+        for (int64_t u = 0; u <= t; ++u) {
+          for (int64_t j = 0; j < d; ++j) s[u] += q[t][j] * k[u][j];
+          s[u] /= std::sqrt(static_cast<double>(d));
+          mx = std::max(mx, s[u]);
+        }
+        for (int64_t u = 0; u <= t; ++u) sum += (w[t][u] = std::exp(s[u] - mx));
+        for (int64_t u = 0; u <= t; ++u) w[t][u] /= sum;
+        for (int64_t u = 0; u <= t; ++u)
+          for (int64_t j = 0; j < d; ++j) out[t][j] += w[t][u] * v[u][j];
+        for (int64_t i = 0; i < D; ++i) {
+          for (int64_t j = 0; j < d; ++j) contrib[t][i] += Wo[i * D + h * d + j] * out[t][j];
+          x1[t][i] += contrib[t][i];
+        }
+      }
+      blk.q_raw.push_back(qr);
+      blk.q.push_back(q);
+      blk.k.push_back(k);
+      blk.v.push_back(v);
+      blk.w.push_back(w);
+      blk.out.push_back(out);
+      blk.contribution.push_back(contrib);
+    }
+    Matrix h2 = layer_norm(x1, value(m, b + "ln2.weight"), value(m, b + "ln2.bias"), c.norm_eps);
+    Matrix hidden = linear(h2, value(m, b + "mlp.fc.weight"), F, value(m, b + "mlp.fc.bias"));
+    for (auto& row : hidden)
+      for (double& a : row) a = a * 0.5 * (1.0 + std::erf(a / std::sqrt(2.0)));
+    Matrix mlp = linear(hidden, value(m, b + "mlp.proj.weight"), D, value(m, b + "mlp.proj.bias"));
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t i = 0; i < D; ++i) x1[t][i] += mlp[t][i];
+    x = x1;
+    ref.blocks.push_back(std::move(blk));
+  }
+  ref.final_residual = x;
+  return ref;
+}
+
+void expect_near_all(const std::vector<double>& got, const std::vector<double>& want, double tol, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << what << " [" << i << "]";
+}
+
+// A model whose weights are 10x the SPEC initialisation, so the heads are far from uniform.
+Gpt sharp_model(const std::string& position, int64_t V) {
+  Gpt model(test::config_of(2, 16, 2, 40, V, position));
+  Rng rng(11);
+  model.initialize(rng);
+  for (auto& p : model.parameters().all()) {
+    if (p.var.value().rank() == 2)
+      for (float& w : p.var.value().span()) w *= 10.0f;
+    else  // LayerNorm weights and every bias away from 1 and 0, so each one shows in the numbers
+      for (float& w : p.var.value().span()) w += static_cast<float>(0.3 * rng.normal());
+  }
+  return model;
+}
+
+class HeadTraceTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HeadTraceTest, EveryNumberEqualsTheForwardPassPastPosition32) {
+  const std::u32string text = U"abcabdcaddbcabcadbcabbacdadcbadcabdcbad";  // 39 symbols
+  const Vocab vocab = Vocab::from_text(text);
+  Gpt model = sharp_model(GetParam(), vocab.size());
+  const std::vector<int32_t> ids = vocab.encode(text, "text");
+  const Reference ref = reference_forward(model, ids);
+  const double tol = 1e-5;
+  const int64_t D = 16, d = 8, V = vocab.size();
+  for (int64_t layer : {0, 1})
+    for (int64_t head : {0, 1})
+      for (int64_t P : {33, 38}) {
+        const std::string at = "layer " + std::to_string(layer) + " head " + std::to_string(head) + " P " + std::to_string(P);
+        const HeadTrace tr = trace_head(model, vocab, text, "text", layer, head, P);
+        const RefBlock& blk = ref.blocks[layer];
+        expect_near_all(tr.x, blk.normed[P], tol, at + " x_t");
+        expect_near_all(tr.q_raw, blk.q_raw[head][P], tol, at + " q before RoPE");
+        expect_near_all(tr.q, blk.q[head][P], tol, at + " q");
+        ASSERT_EQ(static_cast<int64_t>(tr.keys.size()), P + 1);
+        for (int64_t s = 0; s <= P; ++s) {
+          expect_near_all(tr.keys[s], blk.k[head][s], tol, at + " k_" + std::to_string(s));
+          expect_near_all(tr.values[s], blk.v[head][s], tol, at + " v_" + std::to_string(s));
+          double dot = 0;
+          for (int64_t j = 0; j < d; ++j) dot += blk.q[head][P][j] * blk.k[head][s][j];
+          EXPECT_NEAR(tr.dots[s], dot, tol) << at;
+          EXPECT_NEAR(tr.scores[s], dot / std::sqrt(8.0), tol) << at;
+        }
+        expect_near_all(tr.weights, blk.w[head][P], tol, at + " weights");
+        for (int64_t s = 0; s < tr.T; ++s) {
+          EXPECT_NEAR(tr.forward_weights[s], blk.w[head][P][s], tol) << at << " forward weights";
+          if (s > P) EXPECT_EQ(tr.weights[s], 0.0);
+        }
+        expect_near_all(tr.head_output, blk.out[head][P], tol, at + " head output");
+        expect_near_all(tr.contribution, blk.contribution[head][P], tol, at + " contribution");
+        // Direct logit attribution: centred contribution / final sigma * ln_f.weight, through head.
+        const auto& fin = ref.final_residual[P];
+        double mean = 0, var = 0, cmean = 0;
+        for (double a : fin) mean += a;
+        mean /= D;
+        for (double a : fin) var += (a - mean) * (a - mean);
+        const double sigma = std::sqrt(var / D + 1e-5);
+        EXPECT_NEAR(tr.final_sigma, sigma, tol) << at;
+        for (double a : blk.contribution[head][P]) cmean += a;
+        cmean /= D;
+        std::vector<double> push(V, 0.0);
+        for (int64_t v = 0; v < V; ++v)
+          for (int64_t j = 0; j < D; ++j)
+            push[v] += value(model, "head.weight")[v * D + j] * (blk.contribution[head][P][j] - cmean) / sigma *
+                       value(model, "ln_f.weight")[j];
+        expect_near_all(tr.logit_push, push, tol, at + " logit push");
+        ASSERT_FALSE(tr.top_up.empty());
+        EXPECT_NEAR(tr.top_up[0].logit, *std::max_element(push.begin(), push.end()), tol);
+        // The printout carries these numbers at 6 decimals.
+        const std::string printed = format_trace(tr);
+        char buffer[64];
+        std::snprintf(buffer, sizeof buffer, "%.6f", tr.contribution[0]);
+        EXPECT_NE(printed.find(buffer), std::string::npos) << printed;
+        std::snprintf(buffer, sizeof buffer, "%.6f", tr.weights[P]);
+        EXPECT_NE(printed.find(buffer), std::string::npos);
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(Positions, HeadTraceTest, ::testing::Values("rope", "learned"));
+
+TEST(HeadTrace, RejectsOutOfRangeAndParsesNames) {
+  const std::u32string text = U"abcab";
+  const Vocab vocab = Vocab::from_text(text);
+  Gpt model = sharp_model("rope", vocab.size());
+  EXPECT_THROW(trace_head(model, vocab, text, "text", 2, 0, 1), InputError);
+  EXPECT_THROW(trace_head(model, vocab, text, "text", 0, 2, 1), InputError);
+  EXPECT_THROW(trace_head(model, vocab, text, "text", 0, 0, 5), InputError);
+  EXPECT_EQ(parse_head_name("1.0", "--trace"), (std::pair<int64_t, int64_t>{1, 0}));
+  EXPECT_THROW(parse_head_name("1", "--trace"), InputError);
+  EXPECT_THROW(parse_head_name("a.1", "--trace"), InputError);
+  EXPECT_THROW(parse_head_name("1.-1", "--trace"), InputError);
+}
+
+}  // namespace
+}  // namespace mg
