@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""mini-gpt's own PyTorch reference: the model of SPEC.md section 1, the checkpoint of
+"""mini-gpt's own PyTorch reference: the model of docs/model.md, the checkpoint of
 section 2, and the optimizer and schedule of src/optim/adamw.cpp and src/jobs/train.cpp,
 written with nothing but torch, numpy and the standard library.
 

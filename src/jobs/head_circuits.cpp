@@ -18,15 +18,6 @@ extern "C" void dgeev_(const char* jobvl, const char* jobvr, const int* n, doubl
 namespace mg {
 namespace {
 
-std::string format(const char* fmt, ...) {
-  char buffer[512];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(buffer, sizeof buffer, fmt, args);
-  va_end(args);
-  return buffer;
-}
-
 }  // namespace
 
 double eigenvalue_sign_share(const std::vector<double>& m, int64_t n) {

@@ -3,18 +3,10 @@
 #include <cstdio>
 
 #include "jobs/head_roles.h"
+#include "jobs/inspect_format.h"
 
 namespace mg {
 namespace {
-
-std::string format(const char* fmt, ...) {
-  char buffer[512];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(buffer, sizeof buffer, fmt, args);
-  va_end(args);
-  return buffer;
-}
 
 std::string cell(const std::optional<double>& v, const char* fmt = "%6.3f") { return v ? format(fmt, *v) : "     -"; }
 

@@ -51,15 +51,6 @@ std::vector<double> rotate(const std::vector<double>& x, const RopeTable& table,
   return y;
 }
 
-std::string format(const char* fmt, ...) {
-  char buffer[512];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(buffer, sizeof buffer, fmt, args);
-  va_end(args);
-  return buffer;
-}
-
 // "[a, b, c, ...]" at 6 decimals, 8 numbers a line, continuation lines indented.
 std::string vector6(const std::vector<double>& v, const std::string& indent) {
   std::string out = "[";

@@ -12,7 +12,6 @@
 #include "tensor/error.h"
 
 namespace mg {
-namespace {
 
 std::string format(const char* fmt, ...) {
   char buffer[512];
@@ -22,6 +21,9 @@ std::string format(const char* fmt, ...) {
   va_end(args);
   return buffer;
 }
+
+namespace {
+
 
 // TEXT right-aligned (pad on the left) or left-aligned in WIDTH display columns.
 std::string pad_left(const std::string& text, int width) {
