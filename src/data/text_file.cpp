@@ -18,7 +18,10 @@ namespace {
 
 constexpr size_t kPieceBytes = size_t(1) << 20;
 
-const char* file_kind(mode_t mode) {
+}  // namespace
+
+const char* file_kind_name(unsigned mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
   if (S_ISDIR(mode)) return "a directory";
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISCHR(mode)) return "a character device";
@@ -26,8 +29,6 @@ const char* file_kind(mode_t mode) {
   if (S_ISSOCK(mode)) return "a socket";
   return "not a regular file";
 }
-
-}  // namespace
 
 RegularFile::RegularFile(const std::filesystem::path& path, const std::string& what, uint64_t max_bytes)
     : path_(path), what_(what) {
@@ -48,7 +49,7 @@ RegularFile::RegularFile(const std::filesystem::path& path, const std::string& w
   }
   if (!S_ISREG(info.st_mode)) {
     ::close(fd_);
-    throw InputError(name + " is " + file_kind(info.st_mode) + ", expected a text file");
+    throw InputError(name + " is " + file_kind_name(info.st_mode) + ", expected a text file");
   }
   size_ = static_cast<uint64_t>(info.st_size);
   if (size_ > max_bytes) {

@@ -14,6 +14,10 @@
 
 namespace mg {
 
+// What a file of this st_mode is, for messages: "a directory", "a FIFO", "a symbolic
+// link", ... or "not a regular file".
+const char* file_kind_name(unsigned mode);
+
 // Size bounds of the files read whole (the corpus is streamed, so its bound only keeps
 // its ids, 1 to 4 bytes a symbol, within reason).
 inline constexpr uint64_t kMaxTextFileBytes = uint64_t(64) << 20;    // texts, prompts, probe sets: 64 MB

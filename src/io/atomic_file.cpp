@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "data/text_file.h"
 #include "tensor/error.h"
 
 namespace mg {
@@ -20,15 +21,6 @@ std::string cannot_write(const fs::path& path, int error_number) {
   return "cannot write " + path.string() + ": " + std::strerror(error_number);
 }
 
-const char* kind_of(mode_t mode) {
-  if (S_ISLNK(mode)) return "a symbolic link";
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
 
 }  // namespace
 
@@ -53,7 +45,7 @@ void refuse_non_regular_target(const fs::path& path) {
   struct stat info {};
   if (::lstat(path.c_str(), &info) != 0) return;  // absent (or unreachable: the open will say why)
   if (!S_ISREG(info.st_mode))
-    throw InputError("output " + path.string() + " is " + kind_of(info.st_mode) +
+    throw InputError("output " + path.string() + " is " + file_kind_name(info.st_mode) +
                      "; refusing to replace it with a regular file");
 }
 
