@@ -3,7 +3,6 @@
 // the table is an InputError naming the id and where it sits.
 // Backward lambdas capture input handles as `[x = x]`: a plain `[x]` copy of a `const Var&`
 // stays const, and grad() (which allocates on first use) is non-const.
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -24,17 +23,6 @@ void check_ids(const char* op, std::span<const int32_t> ids, int64_t bound) {
                        " is outside [0," + std::to_string(bound) + ")");
 }
 
-// The backward's copy of the ids rides in pooled tensor storage (an int32 and a float
-// are both 4 bytes; the bits are copied, never read as floats), so that a steady-state
-// training step takes its buffers from the pool rather than from the allocator.
-Tensor save_ids(std::span<const int32_t> ids) {
-  static_assert(sizeof(int32_t) == sizeof(float));
-  Tensor saved = Tensor::empty({static_cast<int64_t>(ids.size())});
-  if (!ids.empty()) std::memcpy(saved.data(), ids.data(), ids.size() * sizeof(int32_t));
-  return saved;
-}
-const int32_t* saved_id_data(const Tensor& saved) { return reinterpret_cast<const int32_t*>(saved.data()); }
-
 }  // namespace
 
 Var embedding(const Var& table, std::span<const int32_t> ids, const Shape& ids_shape) {
@@ -52,11 +40,11 @@ Var embedding(const Var& table, std::span<const int32_t> ids, const Shape& ids_s
   embedding_forward(out.data(), table.value().data(), ids.data(), n, D);
 
   if (!grad_enabled() || !table.requires_grad()) return make_result(out, {table}, nullptr);
-  Tensor saved_ids = save_ids(ids);
-  return make_result(out, {table}, [table = table, saved_ids, n, D](const Tensor& dout) mutable {
+  // The backward's own copy of the ids: the caller's span may be gone by then.
+  return make_result(out, {table}, [table = table, saved_ids = IdBuffer(ids), n, D](const Tensor& dout) mutable {
     ProfileScope scope(OpFamily::embedding);
     // Each output row is a copy of table row ids[i], so its gradient adds back into that row.
-    embedding_backward(table.grad().data(), dout.data(), saved_id_data(saved_ids), n, D);
+    embedding_backward(table.grad().data(), dout.data(), saved_ids.data(), n, D);
   });
 }
 
@@ -75,11 +63,10 @@ Var cross_entropy(const Var& logits, std::span<const int32_t> targets) {
   const double loss = cross_entropy_forward(probs.data(), logits.value().data(), targets.data(), rows, V);
   Tensor out = Tensor::from({1}, {static_cast<float>(loss)});
 
-  Tensor saved_targets = save_ids(targets);
   return make_result(out, {logits},
-                     [logits = logits, probs, saved_targets, rows, V](const Tensor& dout) mutable {
+                     [logits = logits, probs, saved_targets = IdBuffer(targets), rows, V](const Tensor& dout) mutable {
                        ProfileScope scope(OpFamily::loss);
-                       cross_entropy_backward(logits.grad().data(), probs.data(), saved_id_data(saved_targets), rows,
+                       cross_entropy_backward(logits.grad().data(), probs.data(), saved_targets.data(), rows,
                                               V, dout[0]);
                      });
 }

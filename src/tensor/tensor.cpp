@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <map>
 #include <vector>
 
@@ -49,14 +50,6 @@ class BufferPool {
     stats_.bytes_in_use -= padded_bytes(buffer.capacity);
     free_[buffer.capacity].push_back(buffer.data);
   }
-  void release_idle() {
-    std::lock_guard lock(mutex_);
-    for (auto& [capacity, free_list] : free_) {
-      for (float* p : free_list) std::free(p);
-      stats_.bytes_held -= padded_bytes(capacity) * static_cast<int64_t>(free_list.size());
-      free_list.clear();
-    }
-  }
   TensorPoolStats stats() {
     std::lock_guard lock(mutex_);
     return stats_;
@@ -87,8 +80,17 @@ std::shared_ptr<float> allocate(int64_t numel) {
 
 }  // namespace
 
+IdBuffer::IdBuffer(std::span<const int32_t> ids) : size_(static_cast<int64_t>(ids.size())) {
+  static_assert(sizeof(int32_t) == sizeof(float) && alignof(int32_t) <= 64);
+  const BufferPool::Buffer buffer = pool().acquire(size_);
+  // Placement new starts the int32 objects' lifetime in the pooled bytes (which may have
+  // held floats before): the ids are then read as what they are, never through a cast.
+  int32_t* p = new (buffer.data) int32_t[std::max<size_t>(ids.size(), 1)];
+  std::copy(ids.begin(), ids.end(), p);
+  storage_ = std::shared_ptr<int32_t>(p, [buffer](int32_t*) { pool().release(buffer); });
+}
+
 TensorPoolStats tensor_pool_stats() { return pool().stats(); }
-void tensor_pool_release_idle() { pool().release_idle(); }
 
 std::string shape_str(const Shape& shape) {
   std::string out = "[";

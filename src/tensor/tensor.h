@@ -29,8 +29,21 @@ struct TensorPoolStats {
   int64_t peak_bytes_in_use = 0;
 };
 TensorPoolStats tensor_pool_stats();
-// Returns the waiting buffers to the allocator (after a phase whose sizes will not recur).
-void tensor_pool_release_idle();
+
+// A copy of int32 ids (the batch's token ids an op's backward keeps) in the same pool as
+// the tensors' storage, so a steady-state training step takes these from freed buffers too.
+// Copies share the ids.
+class IdBuffer {
+ public:
+  IdBuffer() = default;
+  explicit IdBuffer(std::span<const int32_t> ids);
+  const int32_t* data() const { return storage_.get(); }
+  int64_t size() const { return size_; }
+
+ private:
+  std::shared_ptr<int32_t> storage_;
+  int64_t size_ = 0;
+};
 
 class Tensor {
  public:
