@@ -1,5 +1,5 @@
-// Head ablation: zero-ablation through ForwardOptions::ablations equals the old single-head
-// path, mean-ablation substitutes the heads' mean output, "L.H" parsing and its errors, and
+// Head ablation: zero-ablation through ForwardOptions::ablations equals zeroing the head's
+// columns of Wo (a second way to silence it), out-of-range heads are refused, mean-ablation substitutes the heads' mean output, "L.H" parsing and its errors, and
 // score_probe's ablations change the answers only through the ablated heads.
 #include <gtest/gtest.h>
 
@@ -19,18 +19,38 @@ std::vector<float> logits(Gpt& model, const std::vector<int32_t>& ids, const For
   return std::vector<float>(t.data(), t.data() + t.numel());
 }
 
-TEST(HeadAblation, ZeroAblationMatchesTheSingleHeadPath) {
+// Zeroing head h's output w @ v is the same as zeroing the columns h*d .. h*d+d-1 of the
+// out projection Wo [D,D], which are the only ones that read it.
+TEST(HeadAblation, ZeroAblationEqualsZeroingTheHeadsColumnsOfWo) {
   const Vocab vocab = Vocab::from_text(kText);
   Gpt model = test::small_model(2, 16, 32, vocab.size(), 7);
   const std::vector<int32_t> ids = vocab.encode(kText, "text");
-  ForwardOptions old_path;
-  old_path.ablate_layer = 1;
-  old_path.ablate_head = 0;
   const std::vector<HeadAblation> list{{1, 0, {}}};
-  ForwardOptions new_path;
-  new_path.ablations = list;
-  EXPECT_EQ(logits(model, ids, old_path), logits(model, ids, new_path));
-  EXPECT_NE(logits(model, ids, {}), logits(model, ids, new_path));
+  ForwardOptions ablated;
+  ablated.ablations = list;
+  const std::vector<float> by_ablation = logits(model, ids, ablated);
+  EXPECT_NE(logits(model, ids, {}), by_ablation);
+
+  const int64_t D = 16, d = 8;
+  Tensor& wo = model.parameters().get("blocks.1.attn.out_proj.weight").value();
+  for (int64_t row = 0; row < D; ++row)
+    for (int64_t col = 0; col < d; ++col) wo[row * D + 0 * d + col] = 0.0f;
+  const std::vector<float> by_weights = logits(model, ids, {});
+  ASSERT_EQ(by_ablation.size(), by_weights.size());
+  for (size_t i = 0; i < by_weights.size(); ++i) EXPECT_NEAR(by_ablation[i], by_weights[i], 1e-5f) << i;
+}
+
+TEST(HeadAblation, AHeadOutsideTheLayerIsRefused) {
+  const Vocab vocab = Vocab::from_text(kText);
+  Gpt model = test::small_model(2, 16, 32, vocab.size(), 7);
+  const std::vector<int32_t> ids = vocab.encode(kText, "text");
+  for (const HeadAblation& bad : {HeadAblation{0, 2, {}}, HeadAblation{0, -1, {}}, HeadAblation{2, 0, {}},
+                                   HeadAblation{1, 0, {1.0f}}}) {
+    const std::vector<HeadAblation> list{bad};
+    ForwardOptions o;
+    o.ablations = list;
+    EXPECT_THROW(logits(model, ids, o), Error) << bad.head;
+  }
 }
 
 TEST(HeadAblation, MeansAreTheCapturedOutputsAveragedAndMeanAblationWritesThem) {

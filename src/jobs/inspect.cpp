@@ -1,6 +1,6 @@
 // inspect-heads' computation: one forward that captures every layer's projected_weights
 // [1,H,T,T], then, for the importance of each selected head, the text's loss with that
-// head's output zeroed (Gpt's ForwardOptions::ablate_layer/ablate_head).
+// head's output zeroed (Gpt's ForwardOptions::ablations).
 #include "jobs/inspect.h"
 
 #include <cmath>
@@ -85,9 +85,9 @@ Inspection inspect_heads(Gpt& model, const Vocab& vocab, std::u32string_view tex
       head.projected_weights.assign(src, src + TT);
       head.summary = summarize_weights(head.projected_weights, r.T);
       if (score) {
+        const HeadAblation zeroed{l, h, {}};
         ForwardOptions ablate;
-        ablate.ablate_layer = l;
-        ablate.ablate_head = h;
+        ablate.ablations = std::span(&zeroed, 1);
         head.summary.ablated_loss = text_loss(model, r.ids, ablate);
         head.summary.importance = *head.summary.ablated_loss - *r.loss;
       }

@@ -99,11 +99,6 @@ Var Gpt::block(int64_t layer, const Var& x, int64_t B, int64_t T, KvCache* cache
   if (o.projected_weights) o.projected_weights->push_back(w.value());
   Var heads = matmul(dropout(w, p_drop, rng), v);  // [B,H,T,d]
   if (o.head_outputs) o.head_outputs->push_back(heads.value().clone());
-  if (layer == o.ablate_layer) {
-    MG_CHECK(!grad_enabled(), "head ablation is for inference only");
-    float* a = heads.value().data();
-    for (int64_t bi = 0; bi < B; ++bi) std::memset(a + (bi * H + o.ablate_head) * T * d, 0, sizeof(float) * T * d);
-  }
   for (const HeadAblation& ablation : o.ablations) {
     if (ablation.layer != layer) continue;
     MG_CHECK(!grad_enabled(), "head ablation is for inference only");
@@ -135,6 +130,8 @@ Var Gpt::run(std::span<const int32_t> ids, int64_t B, int64_t T, KvCache* cache,
   MG_CHECK(static_cast<int64_t>(ids.size()) == B * T, "forward: ids do not fill [B,T]");
   MG_CHECK(T >= 1 && offset + T <= config_.block_size, "forward: positions past block_size");
   MG_CHECK(!cache || B == 1, "a KV cache holds one sequence");
+  for (const HeadAblation& ablation : o.ablations)  // the head is checked where it is ablated
+    MG_CHECK(ablation.layer >= 0 && ablation.layer < config_.n_layer, "head ablation: layer out of range");
   Var x = embedding(p("tok_emb.weight"), ids, {B, T});  // [B,T,D]
   if (config_.position == "learned") {
     std::vector<int32_t> positions(static_cast<size_t>(T));

@@ -35,9 +35,8 @@ struct ForwardOptions {
   Rng* dropout_rng = nullptr;  // required when training with dropout > 0
   // When set, receives each layer's projected_weights [B,H,T,T] (the softmax output).
   std::vector<Tensor>* projected_weights = nullptr;
-  // Zeroes one head's output before the out projection (inspect-heads' ablation).
-  int64_t ablate_layer = -1, ablate_head = -1;
-  // Any number of heads replaced as HeadAblation says (eval --ablate, inspect-heads --roles).
+  // Any number of heads replaced as HeadAblation says (eval --ablate, inspect-heads'
+  // importance and --roles). Inference only; a head outside the layer is an InternalError.
   std::span<const HeadAblation> ablations;
   // When set, receives the residual stream entering each block, then the one entering
   // ln_f: n_layer + 1 copies [B,T,D] (inspect-heads --trace recomputes a head from them).
