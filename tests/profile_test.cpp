@@ -3,6 +3,9 @@
 // charged exclusively (the families add up to the total), and a pause stops the clock.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "autograd/ops.h"
 #include "kernels/profile.h"
 #include "kernels/runtime.h"
@@ -53,12 +56,34 @@ TEST(ProfileTest, CountsExactGemmFlopsAndChargesEachFamilyExclusively) {
   EXPECT_EQ(family(r, OpFamily::loss).calls, 2);
   EXPECT_EQ(family(r, OpFamily::layernorm).calls, 0);
   EXPECT_GT(family(r, OpFamily::gemm).seconds, 0.0);
-  double sum = 0.0;
-  for (const auto& f : r.families) {
-    EXPECT_GE(f.seconds, 0.0);
-    sum += f.seconds;
+}
+
+// "Exclusive": a scope nested in another pauses its parent. Inclusive charging would give
+// the outer family the whole outer wall time (>= 60 ms here); exclusive gives it that time
+// minus the inner scope's (>= 40 ms less). Sleeps only ever run long on a busy machine,
+// and every bound below holds however long they run.
+TEST(ProfileTest, ANestedScopePausesItsParent) {
+  using Clock = std::chrono::steady_clock;
+  set_profiling(true);
+  const auto start = Clock::now();
+  {
+    ProfileScope outer(OpFamily::attention);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    {
+      ProfileScope inner(OpFamily::softmax);
+      std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    }
   }
-  EXPECT_DOUBLE_EQ(r.total_seconds, sum);
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  const ProfileReport r = profile_snapshot();
+  set_profiling(false);
+  const double outer = family(r, OpFamily::attention).seconds, inner = family(r, OpFamily::softmax).seconds;
+  EXPECT_GE(inner, 0.040);
+  EXPECT_GE(outer, 0.020);
+  EXPECT_LE(outer + inner, wall + 1e-6);  // inclusive charging would count the 40 ms twice
+  EXPECT_LE(outer, wall - 0.040 + 1e-6);
+  EXPECT_EQ(family(r, OpFamily::attention).calls, 1);
+  EXPECT_EQ(family(r, OpFamily::softmax).calls, 1);
 }
 
 TEST(ProfileTest, PausedScopesAndClearedRecordsAreNotCounted) {

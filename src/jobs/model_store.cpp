@@ -27,19 +27,19 @@ void save_model(const std::filesystem::path& path, const Config& config, const V
   const auto& params = model.parameters().all();
   for (const auto& p : params) tensors.push_back({p.name, &p.var.value()});
   if (optimizer) {
-    for (size_t i = 0; i < params.size(); ++i) tensors.push_back({"optim.exp_avg." + params[i].name, &optimizer->exp_avg()[i]});
+    for (size_t i = 0; i < params.size(); ++i) tensors.push_back({std::string(kExpAvgPrefix) + params[i].name, &optimizer->exp_avg()[i]});
     for (size_t i = 0; i < params.size(); ++i)
-      tensors.push_back({"optim.exp_avg_sq." + params[i].name, &optimizer->exp_avg_sq()[i]});
+      tensors.push_back({std::string(kExpAvgSqPrefix) + params[i].name, &optimizer->exp_avg_sq()[i]});
   }
   save_checkpoint(path, config, vocab.symbols(), step, tensors, extra);
 }
 
 bool restore_moments(const Checkpoint& checkpoint, const Gpt& model, AdamW& optimizer) {
   const auto& params = model.parameters().all();
-  if (!checkpoint.tensors.count("optim.exp_avg." + params.front().name)) return false;
+  if (!checkpoint.tensors.count(std::string(kExpAvgPrefix) + params.front().name)) return false;
   for (size_t i = 0; i < params.size(); ++i) {
-    optimizer.exp_avg()[i].copy_from(checkpoint.tensors.at("optim.exp_avg." + params[i].name));
-    optimizer.exp_avg_sq()[i].copy_from(checkpoint.tensors.at("optim.exp_avg_sq." + params[i].name));
+    optimizer.exp_avg()[i].copy_from(checkpoint.tensors.at(std::string(kExpAvgPrefix) + params[i].name));
+    optimizer.exp_avg_sq()[i].copy_from(checkpoint.tensors.at(std::string(kExpAvgSqPrefix) + params[i].name));
   }
   return true;
 }
