@@ -14,7 +14,11 @@ would otherwise take:
          nat above the floor are where the height goes; higher values are clipped at the top;
   probe  the probe accuracy (thick) and the accuracy per question kind (thin, one dash
          pattern per kind) from metrics.jsonl's "probe_accuracy_by_kind", 0 to 1, with
-         --target drawn as a dotted line.
+         --target drawn as a dotted line;
+  roles  one panel per head-role score of --role-scores (default answer_finding,
+         previous_token, induction; any key of metrics.jsonl's "head_roles" entries), 0 to
+         1, one line per head labelled layer.head, for the first run only: when each head
+         became what it is, under the jump of the probe curve it explains.
 
 Pure standard library, so it runs wherever Python 3 does.
 """
@@ -31,6 +35,7 @@ DASHES = ["6,3", "2,3", "10,3,2,3", "1,2", "12,4"]  # one per question kind
 WIDTH = 960
 LEFT, RIGHT, TOP = 70, 230, 40
 PANEL, GAP, BOTTOM = 300, 60, 50  # panel height, space between the panels, below the lower one
+ROLE_PANEL = 160  # height of each head-role panel
 
 
 def read_metrics(path):
@@ -53,7 +58,7 @@ def read_metrics(path):
                     losses.append(row["loss"])
                 if "val_loss" in row:
                     evals.append((row["step"], row["val_loss"], row.get("probe_accuracy"),
-                                  row.get("probe_accuracy_by_kind") or {}))
+                                  row.get("probe_accuracy_by_kind") or {}, row.get("head_roles") or []))
     except OSError as e:
         raise SystemExit(f"plot_metrics: error: {path}: {e.strerror}")
     if not steps:
@@ -107,6 +112,40 @@ def polyline(points, colour, width, dash=None, opacity=None):
     return f'<polyline fill="none" stroke="{colour}" stroke-width="{width}"{extra} points="{coords}"/>'
 
 
+def role_panel(evals, score, top, x, plot_right, max_step, run_name):
+    """One head-role score of every head against step: a line per head, labelled at its end."""
+    def y(v):
+        return top + ROLE_PANEL * (1.0 - min(max(v, 0.0), 1.0))
+    out = [f'<text x="{LEFT}" y="{top - 6}" font-size="13">head role score "{escape(score)}" per head '
+           f'(layer.head), {escape(os.path.basename(run_name) or run_name)}</text>',
+           f'<rect x="{LEFT}" y="{top}" width="{plot_right - LEFT}" height="{ROLE_PANEL}" fill="none" stroke="#999"/>']
+    for t in (0, 0.25, 0.5, 0.75, 1.0):
+        out.append(f'<line x1="{LEFT}" x2="{plot_right}" y1="{y(t):.1f}" y2="{y(t):.1f}" stroke="#ddd"/>')
+        out.append(f'<text x="{LEFT - 8}" y="{y(t) + 4:.1f}" text-anchor="end">{t:g}</text>')
+    for t in log_ticks(max_step):
+        out.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{top}" y2="{top + ROLE_PANEL}" stroke="#eee"/>')
+        out.append(f'<text x="{x(t):.1f}" y="{top + ROLE_PANEL + 16}" text-anchor="middle">{t:g}</text>')
+    heads = []  # (layer, head) in order of appearance
+    for e in evals:
+        heads.extend((h["layer"], h["head"]) for h in e[4] if (h["layer"], h["head"]) not in heads)
+    ends = []
+    for i, key in enumerate(heads):
+        points = [(x(e[0]), y(h[score])) for e in evals for h in e[4]
+                  if (h["layer"], h["head"]) == key and h.get(score) is not None]
+        if not points:
+            continue
+        colour = COLOURS[i % len(COLOURS)]
+        out.append(polyline(points, colour, 1.6, dash=DASHES[(i // len(COLOURS)) % len(DASHES)] if i >= len(COLOURS) else None))
+        ends.append((points[-1][1], f"{key[0]}.{key[1]}", colour))
+    ends.sort()
+    last_y = -1e9
+    for py, label, colour in ends:  # labels at the right edge, pushed apart so they do not overlap
+        py = max(py, last_y + 12)
+        last_y = py
+        out.append(f'<text x="{plot_right + 6}" y="{py + 4:.1f}" fill="{colour}">{label}</text>')
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="+", help="run directories or metrics.jsonl files")
@@ -116,6 +155,8 @@ def main():
     parser.add_argument("--loss-max", type=float, help="top of the loss axis (default: floor + 0.6, or the data's top)")
     parser.add_argument("--target", type=float, default=0.95, help="probe accuracy drawn dotted (default 0.95)")
     parser.add_argument("--title", default="", help="a title line above the panels")
+    parser.add_argument("--role-scores", default="answer_finding,previous_token,induction",
+                        help="head-role scores to draw, one panel each (comma-separated; '' for none)")
     args = parser.parse_args()
 
     runs = [(r.rstrip("/"), read_metrics(r)) for r in args.runs]
@@ -131,9 +172,13 @@ def main():
         hi = max(values)
     if hi <= lo:
         raise SystemExit(f"plot_metrics: error: --loss-max {hi} is not above the axis's bottom {lo}")
-    height = TOP + 2 * PANEL + GAP + BOTTOM
+    first_evals = runs[0][1][2]
+    role_scores = [r for r in args.role_scores.split(",") if r and any(
+        h.get(r) is not None for e in first_evals for h in e[4])]
+    height = TOP + 2 * PANEL + GAP + BOTTOM + len(role_scores) * (ROLE_PANEL + GAP)
     plot_right = WIDTH - RIGHT
     loss_top, probe_top = TOP, TOP + PANEL + GAP
+    role_tops = [probe_top + PANEL + GAP + i * (ROLE_PANEL + GAP) for i in range(len(role_scores))]
 
     def x(step):
         return LEFT + (plot_right - LEFT) * math.log10(max(step, 1)) / math.log10(max(max_step, 10))
@@ -170,6 +215,8 @@ def main():
                    f'entropy floor {args.floor:g}</text>')
     out.append(f'<line x1="{LEFT}" x2="{plot_right}" y1="{y_probe(args.target):.1f}" y2="{y_probe(args.target):.1f}" '
                f'stroke="black" stroke-dasharray="1,3"/>')
+    for score, top in zip(role_scores, role_tops):
+        out.extend(role_panel(first_evals, score, top, x, plot_right, max_step, runs[0][0]))
 
     kinds = []  # every kind of every run, in order of first appearance: one dash pattern each
     for _, (_, _, evals) in runs:

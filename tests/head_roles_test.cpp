@@ -195,6 +195,13 @@ TEST(HeadRoles, AnswerSourceRuleAndRoleNames) {
   s.best_offset_score = 0.1;
   s.induction = 0.4;
   EXPECT_EQ(role_name(s, th), "induction");
+  // Below the threshold over all kinds, at or over it on some: named for those kinds.
+  s.induction = 0.0;
+  s.answer_finding = 0.2;
+  s.answer_finding_by_kind = {{"colour", 0.05}, {"what", 0.45}, {"who", 0.3}};
+  EXPECT_EQ(role_name(s, th), "answer-finding(what,who)");
+  s.answer_finding = 0.31;  // over all kinds: the plain name
+  EXPECT_EQ(role_name(s, th), "answer-finding");
 }
 
 TEST(HeadRoles, ProbeSourceFieldIsReadAndChecked) {
@@ -217,14 +224,15 @@ TEST(HeadRoles, ScoresOfARealModelAreInRangeAndFixed) {
   const std::u32string text = U"小丁拿着红色的苹果。谁拿着红色的苹果？小丁。";
   const Vocab vocab = Vocab::from_text(text);
   Gpt model = test::small_model(2, 16, 32, vocab.size(), 5);
-  const std::vector<ProbeItem> probes = {{U"小丁拿着红色的苹果。谁拿着红色的苹果？小", U'丁', "who"}};
+  const std::vector<ProbeItem> probes = {{U"小丁拿着红色的苹果。谁拿着红色的苹果？小", U'丁', "who"},
+                                         {U"小丁拿着红色的苹果。小丁拿着红色的", U'苹', "what"}};
   RoleOptions o;
   o.texts = probe_texts(vocab, probes, 32);
   o.texts_description = "one prompt";
   o.probes = &probes;
   const RoleReport a = score_head_roles(model, vocab, o), b = score_head_roles(model, vocab, o);
   ASSERT_EQ(a.heads.size(), 4u);
-  EXPECT_EQ(a.answer_items, 1);
+  EXPECT_EQ(a.answer_items, 2);
   EXPECT_EQ(a.induction_texts, 4);
   for (size_t i = 0; i < a.heads.size(); ++i) {
     const HeadRoleScores& h = a.heads[i];
@@ -236,6 +244,12 @@ TEST(HeadRoles, ScoresOfARealModelAreInRangeAndFixed) {
     }
     EXPECT_EQ(*h.induction, *b.heads[i].induction);
     EXPECT_FALSE(h.role.empty());
+    // One prompt per kind: each kind's score is that prompt's weight on its source, and
+    // the overall score their mean.
+    ASSERT_EQ(h.answer_finding_by_kind.size(), 2u);
+    EXPECT_EQ(h.answer_finding_by_kind[0].first, "who");
+    EXPECT_EQ(h.answer_finding_by_kind[1].first, "what");
+    EXPECT_NEAR(*h.answer_finding, (h.answer_finding_by_kind[0].second + h.answer_finding_by_kind[1].second) / 2, 1e-12);
   }
   const std::string table = format_roles(a);
   EXPECT_NE(table.find("layer head"), std::string::npos) << table;

@@ -190,6 +190,32 @@ TEST(ProbeByKind, MetricsCarryItAtEveryEvaluationAndEvalScoresAnyProbeFile) {
   for (const auto& [kind, accuracy] : result.probe_accuracy_by_kind)
     EXPECT_NEAR(figures["probe_accuracy_by_kind"][kind].get<double>(), accuracy, 1e-12) << kind;
 
+  // Every evaluation logs each head's role scores; the last one's are inspect-heads --roles
+  // of the checkpoint written at that step.
+  const json& last = rows.back();
+  ASSERT_TRUE(last.contains("head_roles")) << last.dump();
+  const json& logged = last["head_roles"];
+  auto roles = test::run_mini_gpt({"inspect-heads", "--checkpoint", checkpoint, "--roles", "--probe", probe,
+                                   "--format", "json", "--threads", "1"}, dir);
+  ASSERT_EQ(roles.status, 0) << roles.err;
+  const json measured = json::parse(roles.out)["heads"];
+  ASSERT_EQ(logged.size(), measured.size());
+  ASSERT_EQ(logged.size(), static_cast<size_t>(request.config.model.n_layer * request.config.model.n_head));
+  for (size_t i = 0; i < logged.size(); ++i) {
+    const json& want = measured[i]["roles"];
+    EXPECT_EQ(logged[i]["layer"], measured[i]["layer"]);
+    EXPECT_EQ(logged[i]["head"], measured[i]["head"]);
+    EXPECT_FALSE(logged[i].contains("accuracy_drop"));  // ablation is not run at every evaluation
+    for (const char* key : {"previous_token", "current_token", "first_position", "induction", "answer_finding"})
+      EXPECT_NEAR(logged[i][key].get<double>(), want[key].get<double>(), 1e-9) << i << " " << key;
+    EXPECT_EQ(logged[i]["role"], want["role"]);
+    ASSERT_EQ(logged[i]["answer_finding_by_kind"].size(), 3u);
+    for (const char* kind : {"who", "colour", "what"})
+      EXPECT_NEAR(logged[i]["answer_finding_by_kind"][kind].get<double>(),
+                  want["answer_finding_by_kind"][kind].get<double>(), 1e-9) << kind;
+  }
+  for (const json& row : rows) EXPECT_EQ(row.contains("head_roles"), row.contains("val_loss")) << row.dump();
+
   auto text = test::run_mini_gpt({"eval", "--checkpoint", checkpoint, "--probe", probe, "--threads", "1"}, dir);
   ASSERT_EQ(text.status, 0) << text.err;
   EXPECT_EQ(text.out.rfind("probe accuracy ", 0), 0u) << text.out;

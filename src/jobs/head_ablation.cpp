@@ -59,8 +59,11 @@ void add_ablation_drops(Gpt& model, const Vocab& vocab, const std::vector<ProbeI
   const ModelConfig& c = model.config();
   std::vector<std::vector<float>> means;
   if (mean) means = head_output_means(model, probe_texts(vocab, probes, c.block_size));
-  const double base = score_probe(model, vocab, probes).accuracy();
+  const ProbeScore intact = score_probe(model, vocab, probes);
+  const double base = intact.accuracy();
   report.base_accuracy = base;
+  for (size_t k = 0; k < intact.kinds.size(); ++k)
+    report.base_accuracy_by_kind.emplace_back(intact.kinds[k], intact.kind_accuracy(k));
   report.ablation = mean ? "mean" : "zero";
   for (HeadRoleScores& h : report.heads) {
     HeadAblation a;
@@ -68,7 +71,11 @@ void add_ablation_drops(Gpt& model, const Vocab& vocab, const std::vector<ProbeI
     a.head = h.head;
     if (mean) a.value = means[static_cast<size_t>(h.layer * c.n_head + h.head)];
     const std::vector<HeadAblation> one{a};
-    h.accuracy_drop = base - score_probe(model, vocab, probes, EvalShare{}, one).accuracy();
+    const ProbeScore ablated = score_probe(model, vocab, probes, EvalShare{}, one);
+    h.accuracy_drop = base - ablated.accuracy();
+    h.accuracy_drop_by_kind.clear();
+    for (size_t k = 0; k < ablated.kinds.size(); ++k)
+      h.accuracy_drop_by_kind.emplace_back(ablated.kinds[k], intact.kind_accuracy(k) - ablated.kind_accuracy(k));
   }
 }
 

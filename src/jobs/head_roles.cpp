@@ -96,7 +96,14 @@ std::vector<int32_t> repeated_random_ids(int64_t vocab_size, int64_t count, uint
 std::string role_name(const HeadRoleScores& s, const RoleThresholds& th) {
   std::vector<std::string> names;
   auto passes = [](const std::optional<double>& v, double threshold) { return v && *v >= threshold; };
-  if (passes(s.answer_finding, th.answer_finding)) names.push_back("answer-finding");
+  if (passes(s.answer_finding, th.answer_finding)) {
+    names.push_back("answer-finding");
+  } else {
+    std::string found;  // the kinds whose answers it finds
+    for (const auto& [kind, score] : s.answer_finding_by_kind)
+      if (score >= th.answer_finding) found += (found.empty() ? "" : ",") + kind;
+    if (!found.empty()) names.push_back("answer-finding(" + found + ")");
+  }
   if (passes(s.induction, th.induction)) names.push_back("induction");
   if (passes(s.previous_token, th.previous_token)) names.push_back("previous-token");
   if (s.best_offset >= 2 && passes(s.best_offset_score, th.offset))
@@ -144,7 +151,9 @@ RoleReport score_head_roles(Gpt& model, const Vocab& vocab, const RoleOptions& o
   struct Sums {
     PooledScore previous, current, first, induction, answer;
     std::vector<PooledScore> offsets;
+    std::vector<PooledScore> answer_by_kind;  // [kinds]
   };
+  std::vector<std::string> kinds;  // in order of first appearance in the probe set
   std::vector<Sums> sums(static_cast<size_t>(heads));
   for (Sums& s : sums) s.offsets.resize(static_cast<size_t>(c.block_size));
 
@@ -197,11 +206,17 @@ RoleReport score_head_roles(Gpt& model, const Vocab& vocab, const RoleOptions& o
       const int64_t T = static_cast<int64_t>(ids.size());
       const std::vector<Tensor> w = patterns(model, ids);
       ++report.answer_items;
+      const size_t kind = static_cast<size_t>(std::find(kinds.begin(), kinds.end(), item.kind) - kinds.begin());
+      if (kind == kinds.size()) kinds.push_back(item.kind);
       for (int64_t l = 0; l < L; ++l)
         for (int64_t h = 0; h < H; ++h) {
-          PooledScore& s = sums[l * H + h].answer;
-          s.sum += w[l].data()[(h * T + T - 1) * T + source];  // row T-1 of head h's [T,T]
-          ++s.rows;
+          Sums& s = sums[l * H + h];
+          const float weight = w[l].data()[(h * T + T - 1) * T + source];  // row T-1 of head h's [T,T]
+          s.answer.sum += weight;
+          ++s.answer.rows;
+          s.answer_by_kind.resize(kinds.size());
+          s.answer_by_kind[kind].sum += weight;
+          ++s.answer_by_kind[kind].rows;
         }
     }
   }
@@ -216,6 +231,8 @@ RoleReport score_head_roles(Gpt& model, const Vocab& vocab, const RoleOptions& o
       r.first_position = s.first.mean();
       r.induction = s.induction.mean();
       r.answer_finding = s.answer.mean();
+      for (size_t k = 0; k < s.answer_by_kind.size(); ++k)
+        if (auto m = s.answer_by_kind[k].mean()) r.answer_finding_by_kind.emplace_back(kinds[k], *m);
       for (int64_t k = 0; k < static_cast<int64_t>(s.offsets.size()); ++k) {
         auto m = s.offsets[k].mean();
         if (m && (!r.best_offset_score || *m > *r.best_offset_score)) {  // a tie keeps the smaller k

@@ -17,7 +17,8 @@
 //                    head scores about 0.5 there; dividing by the eligible rows makes it 1.
 //   answer-finding   at each probe prompt's last position (where the answer is predicted),
 //                    w[T-1][source], source the prompt index the answer copies (the probe
-//                    line's "source", else the rule answer_source states).
+//                    line's "source", else the rule answer_source states); also per question
+//                    kind, since a head may find the answers of one kind and not another.
 #pragma once
 
 #include <cstdint>
@@ -58,7 +59,9 @@ std::vector<int32_t> repeated_random_ids(int64_t vocab_size, int64_t count, uint
 
 // Thresholds for a role name, stated once: a head gets every name whose score reaches its
 // threshold, in this order, joined by "+"; none: "mixed". "offset -k" counts only k >= 2
-// (k = 0 and 1 are current- and previous-token).
+// (k = 0 and 1 are current- and previous-token). A head whose answer-finding score misses
+// the threshold over all kinds but reaches it on some is named for those kinds:
+// "answer-finding(what)".
 struct RoleThresholds {
   double answer_finding = 0.3;  // 10x the uniform share of a 30-symbol prompt
   double induction = 0.4;
@@ -71,12 +74,14 @@ struct RoleThresholds {
 struct HeadRoleScores {
   int64_t layer = 0, head = 0;
   std::optional<double> previous_token, current_token, first_position, induction, answer_finding;
+  std::vector<std::pair<std::string, double>> answer_finding_by_kind;  // (kind, score), probe file order
   int64_t best_offset = 0;  // k: the head reads s = t - k most (shown as offset -k)
   std::optional<double> best_offset_score;
   std::string role;  // e.g. "previous-token", "answer-finding+first-position", "mixed"
   // Probe accuracy without the head minus with it (> 0: the head helps); set by the caller
-  // that ran the ablations (head_ablation.h).
+  // that ran the ablations (head_ablation.h), overall and per question kind.
   std::optional<double> accuracy_drop;
+  std::vector<std::pair<std::string, double>> accuracy_drop_by_kind;
 };
 
 struct RoleReport {
@@ -85,6 +90,7 @@ struct RoleReport {
   RoleThresholds thresholds;
   std::vector<HeadRoleScores> heads;  // by layer then head
   std::optional<double> base_accuracy;  // probe accuracy of the intact model, with the drops
+  std::vector<std::pair<std::string, double>> base_accuracy_by_kind;
   std::string ablation;                 // "zero" or "mean", with the drops
 };
 
@@ -117,7 +123,8 @@ std::string format_roles(const RoleReport& report);
 
 // One head's scores as JSON ({"previous_token", "best_offset" (as an offset, -k),
 // "best_offset_score", "current_token", "first_position", "induction", "answer_finding",
-// "role", "accuracy_drop"}; null where not measured), and the whole report.
+// "answer_finding_by_kind" {kind: score}, "role", "accuracy_drop", "accuracy_drop_by_kind"
+// {kind: drop}}; null where not measured), and the whole report.
 nlohmann::ordered_json head_roles_json(const HeadRoleScores& scores);
 nlohmann::ordered_json role_report_json(const RoleReport& report);
 

@@ -1,4 +1,5 @@
 // The --roles table and JSON, built as strings and JSON values (the cli prints them).
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 
@@ -36,12 +37,49 @@ std::string format_roles(const RoleReport& r) {
     if (drops) out += "  " + (h.accuracy_drop ? format("%+6.3f", *h.accuracy_drop) : std::string("     -"));
     out += "  " + h.role + "\n";
   }
+  // Per question kind: a head may find one kind's answers and not another's.
+  std::vector<std::string> kinds;
+  for (const HeadRoleScores& h : r.heads)
+    for (const auto& [kind, score] : h.answer_finding_by_kind)
+      if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
+  if (kinds.empty()) return out;
+  out += "\nper question kind: answer-finding score";
+  out += drops ? " / accuracy drop when ablated" : "";
+  if (drops) {
+    out += " (intact:";
+    for (const auto& [kind, accuracy] : r.base_accuracy_by_kind) out += format(" %s %.3f", kind.c_str(), accuracy);
+    out += ")";
+  }
+  out += "\nlayer head";
+  for (const std::string& kind : kinds) out += format("  %15s", kind.c_str());
+  out += "\n";
+  auto value_of = [](const std::vector<std::pair<std::string, double>>& values, const std::string& kind) {
+    for (const auto& [k, v] : values)
+      if (k == kind) return std::optional<double>(v);
+    return std::optional<double>();
+  };
+  for (const HeadRoleScores& h : r.heads) {
+    out += format("%5lld %4lld", static_cast<long long>(h.layer), static_cast<long long>(h.head));
+    for (const std::string& kind : kinds) {
+      const auto score = value_of(h.answer_finding_by_kind, kind), drop = value_of(h.accuracy_drop_by_kind, kind);
+      const std::string a = score ? format("%.3f", *score) : std::string("-");
+      out += drops ? format("  %6s / %6s", a.c_str(), drop ? format("%+.3f", *drop).c_str() : "-")
+                   : format("  %15s", a.c_str());
+    }
+    out += "\n";
+  }
   return out;
 }
 
 nlohmann::ordered_json head_roles_json(const HeadRoleScores& h) {
   using json = nlohmann::ordered_json;
   auto optional_number = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  auto by_kind = [](const std::vector<std::pair<std::string, double>>& values) {
+    if (values.empty()) return json(nullptr);
+    json out = json::object();
+    for (const auto& [kind, v] : values) out[kind] = v;
+    return out;
+  };
   return json{{"previous_token", optional_number(h.previous_token)},
               {"best_offset", -h.best_offset},
               {"best_offset_score", optional_number(h.best_offset_score)},
@@ -49,8 +87,10 @@ nlohmann::ordered_json head_roles_json(const HeadRoleScores& h) {
               {"first_position", optional_number(h.first_position)},
               {"induction", optional_number(h.induction)},
               {"answer_finding", optional_number(h.answer_finding)},
+              {"answer_finding_by_kind", by_kind(h.answer_finding_by_kind)},
               {"role", h.role},
-              {"accuracy_drop", optional_number(h.accuracy_drop)}};
+              {"accuracy_drop", optional_number(h.accuracy_drop)},
+              {"accuracy_drop_by_kind", by_kind(h.accuracy_drop_by_kind)}};
 }
 
 nlohmann::ordered_json role_report_json(const RoleReport& r) {
@@ -68,6 +108,9 @@ nlohmann::ordered_json role_report_json(const RoleReport& r) {
                 {"first_position", r.thresholds.first_position}}}};
   if (r.base_accuracy) {
     out["probe_accuracy"] = *r.base_accuracy;
+    json by_kind = json::object();
+    for (const auto& [kind, accuracy] : r.base_accuracy_by_kind) by_kind[kind] = accuracy;
+    out["probe_accuracy_by_kind"] = std::move(by_kind);
     out["ablation"] = r.ablation;
   }
   json heads = json::array();

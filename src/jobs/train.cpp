@@ -24,6 +24,7 @@
 #include "io/memory_budget.h"
 #include "jobs/data_parallel.h"
 #include "jobs/evaluate.h"
+#include "jobs/head_roles.h"
 #include "jobs/model_store.h"
 #include "kernels/runtime.h"
 #include "optim/adamw.h"
@@ -270,6 +271,12 @@ TrainResult train(const TrainRequest& request) {
   check_training_memory(config);  // before the model or the run directory exists
   std::vector<ProbeItem> probes;
   if (!config.data.probe_path.empty()) probes = load_probe_set(config.data.probe_path);
+  // Every evaluation also scores each head's role on the probe prompts (jobs/head_roles.h),
+  // so metrics.jsonl shows when a head became what it is.
+  RoleOptions role_options;
+  role_options.texts = probe_texts(corpus.vocab, probes, config.model.block_size);
+  role_options.texts_description = "the probe prompts";
+  role_options.probes = &probes;
   const RowStart row_start = resolve_row_start(config.data, corpus.vocab);
 
   const RowShare share = batch_rows(tc.batch_size, comm.rank(), comm.size());
@@ -458,10 +465,12 @@ TrainResult train(const TrainRequest& request) {
     progress.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
     progress.tokens_per_s = static_cast<double>((step - first_step) * B * T) / std::max(training_s, 1e-9);
 
+    nlohmann::json head_roles;  // [{layer, head, scores...}] on evaluation steps with a probe
     if (step % tc.eval_interval == 0 || step == tc.max_steps) {
       const uint64_t val_seed = tc.seed + kValidationSeedOffset;
       double val = 0.0;
       ProbeScore probe_score;
+      head_roles = nlohmann::json::array();
       if (!distributed) {
         val = sampled_loss(model, corpus.val, B, tc.eval_batches, val_seed, row_start);
         if (!probes.empty()) probe_score = score_probe(model, corpus.vocab, probes);
@@ -488,6 +497,18 @@ TrainResult train(const TrainRequest& request) {
       progress.val_loss = val;
       result.final_val_loss = val;
       result.probe_accuracy = progress.probe_accuracy;
+      // On the writer only: every rank holds the same weights, and only the writer logs.
+      if (writer && !probes.empty()) {
+        for (const HeadRoleScores& head : score_head_roles(model, corpus.vocab, role_options).heads) {
+          nlohmann::json scores = head_roles_json(head);
+          // Ablation is inspect-heads' and eval's, not every evaluation's: a probe scoring per head.
+          scores.erase("accuracy_drop");
+          scores.erase("accuracy_drop_by_kind");
+          scores["layer"] = head.layer;
+          scores["head"] = head.head;
+          head_roles.push_back(std::move(scores));
+        }
+      }
       if (!best_val || val < *best_val) {
         best_val = val;
         if (writer) save("best.safetensors");
@@ -503,6 +524,7 @@ TrainResult train(const TrainRequest& request) {
       for (const auto& [kind, accuracy] : progress.probe_accuracy_by_kind) by_kind[kind] = accuracy;
       line["probe_accuracy_by_kind"] = by_kind;
     }
+    if (!head_roles.empty()) line["head_roles"] = head_roles;
     if (writer) {
       metrics->append(line.dump() + "\n");
       if (step % tc.checkpoint_interval == 0 || step == tc.max_steps) save("latest.safetensors");
