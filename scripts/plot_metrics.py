@@ -16,8 +16,8 @@ would otherwise take:
          pattern per kind) from metrics.jsonl's "probe_accuracy_by_kind", 0 to 1, with
          --target drawn as a dotted line;
   roles  one panel per head-role score of --role-scores (default answer_finding,
-         previous_token, induction; any key of metrics.jsonl's "head_roles" entries), 0 to
-         1, one line per head labelled layer.head, for the first run only: when each head
+         previous_token, induction; any key of metrics.jsonl's "head_roles" entries, and
+         "answer_finding_by_kind.KIND" for one question kind), 0 to 1, one line per head labelled layer.head, for the first run only: when each head
          became what it is, under the jump of the probe curve it explains.
 
 Pure standard library, so it runs wherever Python 3 does.
@@ -112,6 +112,14 @@ def polyline(points, colour, width, dash=None, opacity=None):
     return f'<polyline fill="none" stroke="{colour}" stroke-width="{width}"{extra} points="{coords}"/>'
 
 
+def role_score(head, score):
+    """head[score], or head[a][b] for a score named "a.b" (answer_finding_by_kind.who)."""
+    value = head
+    for part in score.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value if isinstance(value, (int, float)) else None
+
+
 def role_panel(evals, score, top, x, plot_right, max_step, run_name):
     """One head-role score of every head against step: a line per head, labelled at its end."""
     def y(v):
@@ -130,8 +138,8 @@ def role_panel(evals, score, top, x, plot_right, max_step, run_name):
         heads.extend((h["layer"], h["head"]) for h in e[4] if (h["layer"], h["head"]) not in heads)
     ends = []
     for i, key in enumerate(heads):
-        points = [(x(e[0]), y(h[score])) for e in evals for h in e[4]
-                  if (h["layer"], h["head"]) == key and h.get(score) is not None]
+        points = [(x(e[0]), y(role_score(h, score))) for e in evals for h in e[4]
+                  if (h["layer"], h["head"]) == key and role_score(h, score) is not None]
         if not points:
             continue
         colour = COLOURS[i % len(COLOURS)]
@@ -174,7 +182,7 @@ def main():
         raise SystemExit(f"plot_metrics: error: --loss-max {hi} is not above the axis's bottom {lo}")
     first_evals = runs[0][1][2]
     role_scores = [r for r in args.role_scores.split(",") if r and any(
-        h.get(r) is not None for e in first_evals for h in e[4])]
+        role_score(h, r) is not None for e in first_evals for h in e[4])]
     height = TOP + 2 * PANEL + GAP + BOTTOM + len(role_scores) * (ROLE_PANEL + GAP)
     plot_right = WIDTH - RIGHT
     loss_top, probe_top = TOP, TOP + PANEL + GAP

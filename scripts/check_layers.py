@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Fail on an include that points up or across the layers of src/.
+
+    python3 scripts/check_layers.py            # checks src/, prints one line per violation
+
+Data flows one way (README, "Code layout"): each layer below may include only the layers
+listed for it, and itself. The compiler cannot tell, since every target sees the whole
+src/ include root, so this check (run by ctest as `layers`) is what keeps the map true.
+"""
+
+import os
+import re
+import sys
+
+# layer -> the layers its files may include (besides its own)
+ALLOWED = {
+    "tensor": set(),
+    "kernels": {"tensor"},
+    "autograd": {"tensor", "kernels"},
+    "nn": {"tensor", "kernels", "autograd"},
+    "optim": {"tensor", "kernels", "autograd", "nn"},
+    "data": {"tensor"},
+    "dist": {"tensor"},
+    "io": {"tensor", "data", "nn"},
+    "jobs": {"tensor", "kernels", "autograd", "nn", "optim", "data", "dist", "io"},
+    "cli": {"tensor", "kernels", "autograd", "nn", "optim", "data", "dist", "io", "jobs"},
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"', re.MULTILINE)
+
+
+def main():
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
+    root = os.path.normpath(sys.argv[1] if len(sys.argv) > 1 else root)
+    violations, files = [], 0
+    for layer in sorted(os.listdir(root)):
+        if not os.path.isdir(os.path.join(root, layer)):
+            continue
+        if layer not in ALLOWED:
+            violations.append(f"src/{layer}/: a folder that is no layer of the map in scripts/check_layers.py")
+            continue
+        for folder, _, names in os.walk(os.path.join(root, layer)):
+            for name in sorted(names):
+                if not name.endswith((".h", ".cpp")):
+                    continue
+                files += 1
+                path = os.path.join(folder, name)
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+                for match in INCLUDE.finditer(text):
+                    target = match.group(1)
+                    if target == layer or target not in ALLOWED:  # own layer, or a library (oneapi/...)
+                        continue
+                    if target not in ALLOWED[layer]:
+                        line = text.count("\n", 0, match.start()) + 1
+                        rel = os.path.relpath(path, os.path.dirname(root))
+                        violations.append(f"{rel}:{line}: {layer} includes {target}/ (allowed: "
+                                          f"{', '.join(sorted(ALLOWED[layer])) or 'nothing below it'})")
+    for v in violations:
+        print(f"check_layers: {v}")
+    print(f"check_layers: {files} files, {len(violations)} upward or sideways includes")
+    return 1 if violations else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
