@@ -267,8 +267,9 @@ Run add_inspect_heads_command(CLI::App& app) {
     if (opt.trace) {
       if (!opt.position) throw InputError("--trace needs --position P, the query position to trace");
       const auto [layer, head] = parse_head_name(*opt.trace, "--trace");
-      print(format_trace(trace_head(subject.model, subject.vocab, text, "--text", layer, head, *opt.position,
-                                    std::min<int64_t>(opt.top, 10))));
+      const HeadTrace trace =
+          trace_head(subject.model, subject.vocab, text, "--text", layer, head, *opt.position, std::min<int64_t>(opt.top, 10));
+      print(opt.format == "json" ? trace_json(trace).dump() + "\n" : format_trace(trace));
       std::fflush(stdout);
       return kExitOk;
     }
