@@ -233,18 +233,23 @@
   const thumbs = [];
   function buildGrid() {
     const grid = $('grid');
-    const size = H <= 2 ? 96 : H <= 4 ? 80 : 56;
-    grid.style.gridTemplateColumns = `max-content repeat(${H}, ${size + 8}px)`;
+    const size = H <= 4 ? 84 : 56;
+    grid.style.gridTemplateColumns = `max-content repeat(${H}, ${H <= 4 ? 'max-content' : size + 8 + 'px'})`;
     for (let l = 0; l < L; l++) {
       grid.append(el('div', { class: 'layer-label', text: `layer ${l}` }));
       for (let h = 0; h < H; h++) {
         const r = roleOf(l, h);
         const canvas = el('canvas', { width: T, height: T, style: `width:${size}px;height:${size}px` });
-        const cell = el('button', { type: 'button', class: 'head-cell', id: `cell-${l}-${h}`, 'data-layer': l,
-          'data-head': h, title: `head ${l}.${h}: ${r.role}; ${scoreLine(r)}; ${dropText(r)}` },
-        canvas, el('span', { class: 'role', text: `${l}.${h} ${r.role}` }),
-        el('span', { class: 'scores', text: dropText(r) }));
-        if (H <= 4) cell.append(el('span', { class: 'scores', text: scoreLine(r) }));
+        // Few heads: the scores beside the heatmap; many: the role and cost under it.
+        const text = el('span', { class: 'cell-text' }, el('span', { class: 'role', text: `${l}.${h} ${r.role}` }),
+          el('span', { class: 'scores', text: dropText(r) }));
+        if (H <= 4) {
+          text.append(el('span', { class: 'scores', text: `prev ${fixed(r.previous_token, 2)} · cur ${fixed(r.current_token, 2)}` }),
+            el('span', { class: 'scores', text: `first ${fixed(r.first_position, 2)} · ind ${fixed(r.induction, 2)}` }),
+            el('span', { class: 'scores', text: `ans ${fixed(r.answer_finding, 2)} · off ${r.best_offset} ${fixed(r.best_offset_score, 2)}` }));
+        }
+        const cell = el('button', { type: 'button', class: H <= 4 ? 'head-cell wide' : 'head-cell', id: `cell-${l}-${h}`,
+          'data-layer': l, 'data-head': h, title: `head ${l}.${h}: ${r.role}; ${scoreLine(r)}; ${dropText(r)}` }, canvas, text);
         cell.addEventListener('click', () => chooseHead(l, h));
         grid.append(cell);
         thumbs.push({ canvas, l, h });
@@ -298,15 +303,32 @@
     const r = $('detail-canvas').getBoundingClientRect();
     return { t: Math.floor(((e.clientY - r.top) / r.height) * T), s: Math.floor(((e.clientX - r.left) / r.width) * T) };
   }
+  const cursor = { t: T - 1, s: T - 1 };  // the heatmap cell the keyboard points at
+  function showDetailCell(t, s) {
+    const { layer: l, head: h } = state.head;
+    $('detail-hover').textContent = s > t ? `query ${t} ${label(t)}, key ${s} ${label(s)}: masked`
+      : `head ${l}.${h}: query ${t} ${label(t)} → key ${s} ${label(s)}: ${fixed(weight(l, h, t, s), 7)}`;
+  }
   function buildDetailEvents() {
     const canvas = $('detail-canvas');
     canvas.addEventListener('mousemove', (e) => {
       const { t, s } = detailCellAt(e);
-      if (t < 0 || t >= T || s < 0 || s >= T) return;
-      const { layer: l, head: h } = state.head;
-      $('detail-hover').textContent = s > t ? `query ${t} ${label(t)}, key ${s} ${label(s)}: masked`
-        : `head ${l}.${h}: query ${t} ${label(t)} → key ${s} ${label(s)}: ${fixed(weight(l, h, t, s), 7)}`;
+      if (t >= 0 && t < T && s >= 0 && s < T) showDetailCell(t, s);
     });
+    // Arrow keys walk the cells (row: query, column: key); Enter makes the row the query.
+    canvas.addEventListener('keydown', (e) => {
+      const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+      if (e.key in moves) {
+        e.preventDefault();
+        cursor.t = Math.min(T - 1, Math.max(0, cursor.t + moves[e.key][0]));
+        cursor.s = Math.min(T - 1, Math.max(0, cursor.s + moves[e.key][1]));
+        showDetailCell(cursor.t, cursor.s);
+      } else if (e.key === 'Enter') {
+        e.preventDefault();
+        setQuery(cursor.t, true);
+      }
+    });
+    canvas.addEventListener('focus', () => showDetailCell(cursor.t, cursor.s));
     canvas.addEventListener('click', (e) => {
       const { t } = detailCellAt(e);
       if (t >= 0 && t < T) setQuery(t, true);
@@ -337,7 +359,7 @@
       el('p', { text: `on this text: entropy ${fixed(s.mean_entropy, 3)} nats · reads offset ${s.top_offset} most ` +
         `(${fixed(100 * s.top_offset_share, 0)}%) · on position 0 ${fixed(s.first_share, 3)} · ` +
         `importance (loss with the head zeroed − loss) ${signed(s.importance, 4)} nats` }),
-      el('p', { class: 'hint', text: 'Hover the heatmap for a weight; click a row to make it the query.' }));
+      el('p', { class: 'hint', text: 'Hover the heatmap (or focus it and use the arrow keys) for a weight; click a row (Enter) to make it the query.' }));
   }
 
   // ---- the worked trace ----------------------------------------------------------------------
@@ -483,35 +505,39 @@
     if (text !== undefined) e.textContent = text;
     return e;
   }
-  // series: [{name, colour, points: [[x, y], ...], dash}]
+  // series: [{name, colour, points: [[x, y], ...], dash}]. The step axis is logarithmic when
+  // the steps span more than two decades (early training is where the curves move).
   function chart(title, series, yLabel, fixedRange) {
     const W = 400, Hh = 220, m = { l: 44, r: 8, t: 20, b: 30 };
     const all = series.flatMap((s) => s.points);
-    const svg = svgEl('svg', { width: W, height: Hh + 18 * Math.ceil(series.length / 4), role: 'img', 'aria-label': title });
-    svg.append(svgEl('text', { x: m.l, y: 13, 'font-size': 12, 'font-weight': 'bold' }, title));
+    const svg = svgEl('svg', { width: W, height: Hh + 18 * Math.ceil(series.length / 3), role: 'img', 'aria-label': title });
+    svg.append(svgEl('text', { x: m.l, y: 13, 'font-size': 12, 'font-weight': 'bold' }, `${title} (${yLabel})`));
     if (!all.length) {
       svg.append(svgEl('text', { x: m.l, y: 60, 'font-size': 12 }, 'no data'));
       return svg;
     }
     const xs = all.map((p) => p[0]), ys = all.map((p) => p[1]);
     const x0 = Math.min(...xs), x1 = Math.max(...xs);
+    const log = x0 > 0 && x1 / x0 > 100;
+    const fx = log ? Math.log10 : (x) => x;
     const y0 = fixedRange ? fixedRange[0] : Math.min(...ys), y1 = fixedRange ? fixedRange[1] : Math.max(...ys);
-    const sx = (x) => m.l + ((x - x0) / (x1 - x0 || 1)) * (W - m.l - m.r);
+    const sx = (x) => m.l + ((fx(x) - fx(x0)) / (fx(x1) - fx(x0) || 1)) * (W - m.l - m.r);
     const sy = (y) => Hh - m.b - ((y - y0) / (y1 - y0 || 1)) * (Hh - m.t - m.b);
     svg.append(svgEl('rect', { x: m.l, y: m.t, width: W - m.l - m.r, height: Hh - m.t - m.b, fill: 'none', stroke: '#ccc' }));
     for (let k = 0; k <= 4; k++) {
-      const y = y0 + ((y1 - y0) * k) / 4, x = x0 + ((x1 - x0) * k) / 4;
-      svg.append(svgEl('text', { x: m.l - 4, y: sy(y) + 4, 'font-size': 10, 'text-anchor': 'end' }, y.toPrecision(3)));
-      svg.append(svgEl('text', { x: sx(x), y: Hh - m.b + 14, 'font-size': 10, 'text-anchor': 'middle' }, String(Math.round(x))));
+      const y = y0 + ((y1 - y0) * k) / 4;
+      svg.append(svgEl('text', { x: m.l - 4, y: sy(y) + 4, 'font-size': 10, 'text-anchor': 'end' }, Number(y.toPrecision(3)).toString().slice(0, 6)));
     }
-    svg.append(svgEl('text', { x: W - m.r, y: Hh - 2, 'font-size': 10, 'text-anchor': 'end' }, 'step'));
-    svg.append(svgEl('text', { x: 4, y: m.t - 6, 'font-size': 10 }, yLabel));
+    const xTicks = log ? Array.from({ length: Math.floor(Math.log10(x1)) + 1 }, (_, k) => 10 ** k).filter((x) => x >= x0)
+      : [0, 1, 2, 3, 4].map((k) => Math.round(x0 + ((x1 - x0) * k) / 4));
+    for (const x of xTicks) svg.append(svgEl('text', { x: sx(x), y: Hh - m.b + 14, 'font-size': 10, 'text-anchor': 'middle' }, String(x)));
+    svg.append(svgEl('text', { x: W - m.r, y: Hh - 2, 'font-size': 10, 'text-anchor': 'end' }, log ? 'step (log)' : 'step'));
     series.forEach((s, k) => {
       if (s.points.length) {
         svg.append(svgEl('polyline', { fill: 'none', stroke: s.colour, 'stroke-width': 1.5, 'stroke-dasharray': s.dash || '',
           points: s.points.map((p) => `${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join(' ') }));
       }
-      const lx = m.l + (k % 4) * 90, ly = Hh + 4 + 18 * Math.floor(k / 4);
+      const lx = m.l + (k % 3) * 120, ly = Hh + 4 + 18 * Math.floor(k / 3);
       svg.append(svgEl('rect', { x: lx, y: ly, width: 10, height: 10, fill: s.colour }));
       svg.append(svgEl('text', { x: lx + 14, y: ly + 9, 'font-size': 10 }, s.name));
     });
