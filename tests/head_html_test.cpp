@@ -205,6 +205,29 @@ TEST_F(HeadHtmlTest, CommandWritesThePageAndRefusesBadTargets) {
   EXPECT_FALSE(std::filesystem::exists(dir_ / "p.html"));
 }
 
+// train writes heads.html after its last checkpoint; when it cannot (here a folder is in
+// the way), the run is kept: exit 0, one warning line, the checkpoints in place.
+TEST_F(HeadHtmlTest, TrainWritesHeadsHtmlOrWarns) {
+  const std::string config = (test::source_dir() / "configs" / "tiny.json").string();
+  auto ok = run({"train", "--config", config, "--out", (dir_ / "run").string(), "--max-steps", "3", "--threads", "1"});
+  ASSERT_EQ(ok.status, 0) << ok.err;
+  EXPECT_NE(ok.out.find("head explorer " + (dir_ / "run" / "heads.html").string()), std::string::npos) << ok.out;
+  const std::string page = test::read_text(dir_ / "run" / "heads.html");
+  EXPECT_NE(page.find("\"format\":\"mini-gpt head explorer 1\""), std::string::npos);
+  EXPECT_NE(page.find("\"run\":{\"dir\":"), std::string::npos);  // the run's curves are in it
+
+  std::filesystem::create_directories(dir_ / "blocked" / "heads.html");
+  auto warned = run({"train", "--config", config, "--out", (dir_ / "blocked").string(), "--max-steps", "3", "--threads", "1"});
+  ASSERT_EQ(warned.status, 0) << warned.err;
+  EXPECT_NE(warned.err.find("mini-gpt: warning: " + (dir_ / "blocked" / "heads.html").string() + " not written: "),
+            std::string::npos) << warned.err;
+  EXPECT_NE(warned.err.find("is a directory"), std::string::npos) << warned.err;
+  EXPECT_EQ(warned.err.find("mini-gpt: error"), std::string::npos) << warned.err;
+  EXPECT_TRUE(std::filesystem::is_regular_file(dir_ / "blocked" / "latest.safetensors"));
+  EXPECT_TRUE(std::filesystem::is_regular_file(dir_ / "blocked" / "best.safetensors"));
+  EXPECT_EQ(warned.out.find("head explorer"), std::string::npos) << warned.out;
+}
+
 TEST_F(HeadHtmlTest, TraceJsonHoldsTheFormattedNumbers) {
   auto r = run({"inspect-heads", "--checkpoint", ckpt(), "--text", kText, "--trace", "1.1", "--position", "9",
                 "--format", "json"});

@@ -3,7 +3,11 @@
 // initialised: the lesson's "fixed random parameters", where heads already differ).
 // Output: aligned tables (default), one query row per head (--position), the SPEC JSON
 // (--format json), each head's parameter slices (--weights), and an SVG (--svg FILE).
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 
@@ -198,6 +202,8 @@ void check_explorer_options(const InspectHeadsOptions& o) {
   std::error_code ec;
   if (!fs::is_directory(folder, ec))
     throw InputError("--html " + path.string() + ": the folder " + folder.string() + " does not exist");
+  if (::access(folder.c_str(), W_OK) != 0)  // a read-only folder or file system: say so before the work
+    throw IoError("cannot write " + path.string() + ": " + std::strerror(errno));
   if (o.run) {
     if (!fs::is_directory(*o.run, ec)) throw InputError("--run " + *o.run + " is not a run directory (not a folder)");
     if (!fs::exists(fs::path(*o.run) / "metrics.jsonl", ec))
