@@ -29,7 +29,7 @@ namespace {
 using json = nlohmann::ordered_json;
 
 // The vocabulary size up to which each head's two V x V circuit tables are embedded
-// (2 * V^2 float32 per head: 50 KB at V = 79).
+// (2 * V^2 bytes per head: 12 KB at V = 79).
 constexpr int64_t kMaxCircuitVocab = 256;
 constexpr uint64_t kMaxMetricsBytes = uint64_t(256) << 20;
 constexpr size_t kMaxLossPoints = 1000;

@@ -265,7 +265,8 @@ nlohmann::ordered_json trace_json(const HeadTrace& r, bool keys_and_values) {
   using json = nlohmann::ordered_json;
   json out = {{"layer", r.layer}, {"head", r.head}, {"position", r.position}, {"T", r.T},
               {"D", r.D}, {"d", r.d}, {"position_type", r.position_type}, {"rope_base", r.rope_base},
-              {"tokens", r.tokens}, {"x", numbers(r.x)}, {"q_raw", numbers(r.q_raw)}, {"q", numbers(r.q)}};
+              {"x", numbers(r.x)}, {"q_raw", numbers(r.q_raw)}, {"q", numbers(r.q)}};
+  if (keys_and_values) out["tokens"] = r.tokens;
   if (keys_and_values) {
     out["keys"] = json::array();
     for (const auto& k : r.keys) out["keys"].push_back(numbers(k));
