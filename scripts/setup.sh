@@ -17,6 +17,8 @@ packages=(
   libomp-dev                # clang++'s OpenMP runtime, for the fuzz build (g++'s ASan build uses libgomp)
   libopenmpi-dev openmpi-bin  # data-parallel training: `mpirun -np N mini-gpt train` (CMake option MINI_GPT_MPI)
   qemu-user                 # the test that runs the baseline build on an emulated pre-AVX CPU (Nehalem)
+  chromium chromium-driver python3-selenium  # the head explorer's test in a real (headless) browser
+  fonts-noto-cjk            # CJK glyphs for that browser (and the README's screenshot)
 )
 
 # --list: print the packages, one a line (scripts/check_bare_setup.sh purges exactly these).

@@ -3,7 +3,11 @@
 // initialised: the lesson's "fixed random parameters", where heads already differ).
 // Output: aligned tables (default), one query row per head (--position), the SPEC JSON
 // (--format json), each head's parameter slices (--weights), and an SVG (--svg FILE).
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 
@@ -15,6 +19,7 @@
 #include "jobs/head_ablation.h"
 #include "jobs/head_circuits.h"
 #include "jobs/head_compare.h"
+#include "jobs/head_html.h"
 #include "jobs/head_roles.h"
 #include "jobs/head_trace.h"
 #include "jobs/heatmap_svg.h"
@@ -29,6 +34,7 @@ namespace {
 struct InspectHeadsOptions {
   std::string checkpoint, config, text, format = "table";
   std::optional<std::string> svg;  // optional: "--svg ''" is refused, not ignored
+  std::optional<std::string> html, run;  // issue 16: the head explorer page, a run's curves in it
   std::optional<uint64_t> seed;
   std::optional<int64_t> layer, head, position;
   bool weights = false;
@@ -179,6 +185,59 @@ RoleReport head_roles(const InspectHeadsOptions& o, Subject& subject, const std:
   return report;
 }
 
+// --html FILE: refused before any work when it cannot be written there, or when it is
+// combined with an output it does not show.
+void check_explorer_options(const InspectHeadsOptions& o) {
+  namespace fs = std::filesystem;
+  if (o.trace || o.roles || o.circuits || o.svg || o.weights || o.layer || o.head || o.format != "table")
+    throw InputError("--html FILE shows every head and writes only the page: it does not go with --trace, --roles, "
+                     "--circuits, --svg, --weights, --layer, --head or --format");
+  const fs::path path(*o.html);
+  try {
+    refuse_non_regular_target(path);  // empty, "dir/", a folder, a device, a FIFO, a symlink
+  } catch (const InputError& e) {
+    throw InputError(std::string("--html: ") + e.what());
+  }
+  const fs::path folder = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec))
+    throw InputError("--html " + path.string() + ": the folder " + folder.string() + " does not exist");
+  if (::access(folder.c_str(), W_OK) != 0)  // a read-only folder or file system: say so before the work
+    throw IoError("cannot write " + path.string() + ": " + std::strerror(errno));
+  if (o.run) {
+    if (!fs::is_directory(*o.run, ec)) throw InputError("--run " + *o.run + " is not a run directory (not a folder)");
+    if (!fs::exists(fs::path(*o.run) / "metrics.jsonl", ec))
+      throw InputError("--run " + *o.run + " holds no metrics.jsonl");
+  }
+}
+
+// The head explorer page: every head on the text, with roles and ablation costs when a
+// probe set is at hand, traces, circuits and, with --run, the run's curves.
+void write_explorer(const InspectHeadsOptions& o, Subject& subject, const std::u32string& text) {
+  const std::vector<ProbeItem> probes = role_probes(o, subject);
+  ExplorerOptions options;
+  options.source = !o.checkpoint.empty() ? "checkpoint " + o.checkpoint
+                                         : "config " + o.config + ", freshly initialised" +
+                                               (o.seed ? " with seed " + std::to_string(*o.seed) : std::string());
+  options.probes = probes.empty() ? nullptr : &probes;
+  options.probe_name = o.probe ? *o.probe : subject.probe_path;
+  options.mean_ablation = o.mean_ablation;
+  options.position = o.position;
+  if (o.run) options.run_dir = *o.run;
+  const nlohmann::ordered_json data = explorer_data(subject.model, subject.vocab, text, "--text", options);
+  const std::string page = explorer_html(data);
+  write_text_atomically(*o.html, page);
+  std::string positions;
+  for (const auto& p : data["traces"]["positions"]) positions += (positions.empty() ? "" : ",") + p.dump();
+  print(format("head explorer written to %s (%.1f MB): %lld layers x %lld heads, %lld symbols, traces at %s, %s\n",
+               o.html->c_str(), static_cast<double>(page.size()) / 1e6,
+               static_cast<long long>(subject.model.config().n_layer),
+               static_cast<long long>(subject.model.config().n_head), static_cast<long long>(text.size()),
+               data["traces"]["all_positions"].get<bool>() ? "every position" : ("positions " + positions).c_str(),
+               probes.empty() ? "no probe" : ("probe " + options.probe_name).c_str()));
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 Run add_inspect_heads_command(CLI::App& app) {
@@ -227,6 +286,11 @@ Run add_inspect_heads_command(CLI::App& app) {
       ->expected(2)
       ->excludes(checkpoint)
       ->excludes(config);
+  cmd->add_option("--html", o->html,
+                  "Write the head explorer to this file: one self-contained HTML page with every head's weights, "
+                  "roles, ablation cost, traces and circuits (atomically; only a regular file is replaced)");
+  cmd->add_option("--run", o->run, "With --html: also draw this run directory's metrics.jsonl (loss, probe accuracy, "
+                                   "head roles when present)");
   cmd->add_option("--top", o->top, "How many pairs (--circuits) or output symbols (--trace) to list (default 10)")
       ->check(CLI::Range(int64_t{1}, int64_t{10000}));
   o->compute.add_to(*cmd);
@@ -239,6 +303,8 @@ Run add_inspect_heads_command(CLI::App& app) {
       std::fflush(stdout);
       return kExitOk;
     }
+    if (opt.run && !opt.html) throw InputError("--run DIR goes with --html FILE: it adds the run's curves to the page");
+    if (opt.html) check_explorer_options(opt);
     Subject subject = load_subject(opt);
     const ModelConfig& c = subject.model.config();
     HeadSelection selection;
@@ -264,11 +330,16 @@ Run add_inspect_heads_command(CLI::App& app) {
       return kExitOk;
     }
     if (!opt.text_given) throw InputError("inspect-heads needs --text TEXT (except with --roles or --circuits)");
+    if (opt.html) {
+      write_explorer(opt, subject, text);
+      return kExitOk;
+    }
     if (opt.trace) {
       if (!opt.position) throw InputError("--trace needs --position P, the query position to trace");
       const auto [layer, head] = parse_head_name(*opt.trace, "--trace");
-      print(format_trace(trace_head(subject.model, subject.vocab, text, "--text", layer, head, *opt.position,
-                                    std::min<int64_t>(opt.top, 10))));
+      const HeadTrace trace =
+          trace_head(subject.model, subject.vocab, text, "--text", layer, head, *opt.position, std::min<int64_t>(opt.top, 10));
+      print(opt.format == "json" ? trace_json(trace).dump() + "\n" : format_trace(trace));
       std::fflush(stdout);
       return kExitOk;
     }

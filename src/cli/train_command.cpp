@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "dist/communicator.h"
 #include "io/config.h"
+#include "jobs/head_html.h"
 #include "jobs/train.h"
 #include "tensor/error.h"
 
@@ -156,6 +157,16 @@ void print_profile(const ProfileReport& r, const TensorPoolStats& pool, int64_t 
               static_cast<long long>(pool.misses));
 }
 
+// heads.html, the head explorer of the finished run (jobs/head_html.h). The run is already
+// saved, so a failure here is a warning, not an error: the exit status stays 0.
+void write_heads_page(const std::filesystem::path& run_dir) {
+  try {
+    if (const auto page = write_run_explorer(run_dir)) std::printf("head explorer %s\n", page->c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mini-gpt: warning: %s not written: %s\n", (run_dir / "heads.html").c_str(), e.what());
+  }
+}
+
 }  // namespace
 
 Run add_train_command(CLI::App& app) {
@@ -241,6 +252,7 @@ Run add_train_command(CLI::App& app) {
       std::printf("%s\n", result.probe_accuracy_by_kind.empty() ? "" : ")");
     }
     std::printf("run directory %s\n", result.run_dir.c_str());
+    write_heads_page(result.run_dir);
     if (result.ranks > 1 && result.training_s > 0)
       std::printf("data-parallel over %d ranks: gradient allreduce %.2f ms/step, %.1f%% of a step (waits included)\n",
                   result.ranks, 1e3 * result.allreduce_s / static_cast<double>(std::max<int64_t>(result.steps_run, 1)),

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <numeric>
 
 #include "jobs/inspect_format.h"
@@ -61,6 +62,15 @@ std::string vector6(const std::vector<double>& v, const std::string& indent) {
   return out + "]";
 }
 
+// 9 significant digits: every float survives the trip back, and the JSON stays short.
+double round9(double v) { return std::strtod(format("%.9g", v).c_str(), nullptr); }
+
+nlohmann::ordered_json numbers(const std::vector<double>& v) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (double x : v) out.push_back(round9(x));
+  return out;
+}
+
 }  // namespace
 
 std::pair<int64_t, int64_t> parse_head_name(const std::string& spec, const std::string& option) {
@@ -76,11 +86,31 @@ std::pair<int64_t, int64_t> parse_head_name(const std::string& spec, const std::
 
 HeadTrace trace_head(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what, int64_t layer,
                      int64_t head, int64_t position, int64_t top) {
+  return trace_head(model, vocab, trace_forward(model, vocab, text, what), layer, head, position, top);
+}
+
+TraceForward trace_forward(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what) {
   const ModelConfig& c = model.config();
   if (text.empty()) throw InputError(what + " is empty: give at least one symbol");
   if (static_cast<int64_t>(text.size()) > c.block_size)
     throw InputError(what + " has " + std::to_string(text.size()) + " symbols, more than the model's block_size of " +
                      std::to_string(c.block_size));
+  TraceForward f;
+  const std::vector<int32_t> ids = vocab.encode(text, what);
+  for (int32_t id : ids) f.tokens.push_back(vocab.symbol(id));
+  NoGradGuard no_grad;
+  ForwardOptions capture;
+  capture.residual_streams = &f.streams;
+  capture.projected_weights = &f.weights;
+  model.forward(ids, 1, static_cast<int64_t>(ids.size()), capture);
+  MG_CHECK(static_cast<int64_t>(f.streams.size()) == c.n_layer + 1, "forward did not capture every residual stream");
+  return f;
+}
+
+HeadTrace trace_head(const Gpt& model, const Vocab& vocab, const TraceForward& forward, int64_t layer, int64_t head,
+                     int64_t position, int64_t top) {
+  const ModelConfig& c = model.config();
+  const int64_t text_size = static_cast<int64_t>(forward.tokens.size());
   auto in_range = [](const char* name, int64_t v, int64_t n, const std::string& of) {
     if (v < 0 || v >= n)
       throw InputError(std::string(name) + " " + std::to_string(v) + " is out of range: " + of + ", valid 0.." +
@@ -88,29 +118,21 @@ HeadTrace trace_head(Gpt& model, const Vocab& vocab, std::u32string_view text, c
   };
   in_range("--trace layer", layer, c.n_layer, "the model has " + std::to_string(c.n_layer) + " layers");
   in_range("--trace head", head, c.n_head, "the model has " + std::to_string(c.n_head) + " heads");
-  in_range("--position", position, static_cast<int64_t>(text.size()),
-           "the text has " + std::to_string(text.size()) + " symbols");
+  in_range("--position", position, text_size, "the text has " + std::to_string(text_size) + " symbols");
 
   HeadTrace r;
-  const std::vector<int32_t> ids = vocab.encode(text, what);
-  for (int32_t id : ids) r.tokens.push_back(vocab.symbol(id));
+  r.tokens = forward.tokens;
   r.layer = layer;
   r.head = head;
   r.position = position;
-  r.T = static_cast<int64_t>(ids.size());
+  r.T = text_size;
   r.D = c.n_embd;
   r.d = c.head_width();
   r.position_type = c.position;
   r.rope_base = c.rope_base;
   const int64_t T = r.T, D = r.D, d = r.d, P = position, V = c.vocab_size;
-
-  NoGradGuard no_grad;
-  std::vector<Tensor> streams, weights;  // n_layer + 1 of [1,T,D]; n_layer of [1,H,T,T]
-  ForwardOptions capture;
-  capture.residual_streams = &streams;
-  capture.projected_weights = &weights;
-  model.forward(ids, 1, T, capture);
-  MG_CHECK(static_cast<int64_t>(streams.size()) == c.n_layer + 1, "forward did not capture every residual stream");
+  const std::vector<Tensor>& streams = forward.streams;
+  const std::vector<Tensor>& weights = forward.weights;
 
   const Parameters& params = model.parameters();
   const std::string b = "blocks." + std::to_string(layer) + ".";
@@ -237,6 +259,42 @@ std::string format_trace(const HeadTrace& r) {
   out += "\n    down:";
   for (const LogitPush& p : r.top_down) out += format(" \"%s\" %+.6f", symbol_label(p.symbol).c_str(), p.logit);
   return out + "\n";
+}
+
+nlohmann::ordered_json trace_json(const HeadTrace& r, bool keys_and_values) {
+  using json = nlohmann::ordered_json;
+  json out = {{"layer", r.layer}, {"head", r.head}, {"position", r.position}, {"T", r.T},
+              {"D", r.D}, {"d", r.d}, {"position_type", r.position_type}, {"rope_base", r.rope_base},
+              {"x", numbers(r.x)}, {"q_raw", numbers(r.q_raw)}, {"q", numbers(r.q)}};
+  if (keys_and_values) out["tokens"] = r.tokens;
+  if (keys_and_values) {
+    out["keys"] = json::array();
+    for (const auto& k : r.keys) out["keys"].push_back(numbers(k));
+    out["values"] = json::array();
+    for (const auto& v : r.values) out["values"].push_back(numbers(v));
+  }
+  out["dots"] = numbers(r.dots);
+  out["scale"] = r.scale;
+  out["scores"] = numbers(r.scores);
+  if (keys_and_values) {
+    out["weights"] = numbers(r.weights);
+    out["forward_weights"] = json::array();
+    for (float w : r.forward_weights) out["forward_weights"].push_back(round9(w));
+  } else {  // the keys after P have weight 0; the forward's row is the page's weights table
+    out["weights"] = numbers(std::vector<double>(r.weights.begin(), r.weights.begin() + r.position + 1));
+  }
+  out["head_output"] = numbers(r.head_output);
+  out["contribution"] = numbers(r.contribution);
+  out["final_sigma"] = round9(r.final_sigma);
+  if (keys_and_values) out["logit_push"] = numbers(r.logit_push);
+  auto pushes = [](const std::vector<LogitPush>& list) {
+    json a = json::array();
+    for (const LogitPush& p : list) a.push_back({{"id", p.id}, {"symbol", p.symbol}, {"logit", round9(p.logit)}});
+    return a;
+  };
+  out["top_up"] = pushes(r.top_up);
+  out["top_down"] = pushes(r.top_down);
+  return out;
 }
 
 }  // namespace mg

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "data/vocab.h"
 #include "nn/gpt.h"
 
@@ -57,10 +59,34 @@ struct HeadTrace {
 HeadTrace trace_head(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what, int64_t layer,
                      int64_t head, int64_t position, int64_t top = 5);
 
+// The same in two parts, so many traces of one text share one forward pass (the head
+// explorer traces every head at several positions): the forward's captures, then one
+// head at one position from them.
+struct TraceForward {
+  std::vector<std::string> tokens;  // [T] the text's symbols
+  std::vector<Tensor> streams;      // n_layer + 1 of [1,T,D]: entering each block, then ln_f's input
+  std::vector<Tensor> weights;      // n_layer of [1,H,T,T]: projected_weights
+};
+TraceForward trace_forward(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what);
+HeadTrace trace_head(const Gpt& model, const Vocab& vocab, const TraceForward& forward, int64_t layer, int64_t head,
+                     int64_t position, int64_t top = 5);
+
 // "L.H" -> {L, H}; InputError naming OPTION when it is not two non-negative integers.
 std::pair<int64_t, int64_t> parse_head_name(const std::string& spec, const std::string& option);
 
 // The printout: every step with its numbers at 6 decimals.
 std::string format_trace(const HeadTrace& trace);
+
+// The trace as JSON (--trace --format json, and the head explorer's page), every number
+// rounded to 9 significant digits, keys in the order of the steps:
+//   {"layer", "head", "position", "T", "D", "d", "position_type", "rope_base", "x" [D], "q_raw" [d], "q" [d], "keys" [P+1][d], "values" [P+1][d], "dots" [P+1],
+//    "scale", "scores" [P+1], "weights" [T], "forward_weights" [T], "head_output" [d],
+//    "contribution" [D], "final_sigma", "logit_push" [V],
+//    "top_up" / "top_down" [{"id", "symbol", "logit"}], "tokens" [T]}
+// With KEYS_AND_VALUES false (the head explorer's page), "tokens", "keys", "values",
+// "logit_push" and "forward_weights" are left out and "weights" holds only keys 0..P: the page stores
+// each head's keys and values once (they do not depend on the query) and has the
+// forward's weights in its own table.
+nlohmann::ordered_json trace_json(const HeadTrace& trace, bool keys_and_values = true);
 
 }  // namespace mg

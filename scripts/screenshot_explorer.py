@@ -1,0 +1,58 @@
+#!/usr/bin/python3
+"""A PNG of a head explorer page as headless Chromium shows it at 1280 x 800.
+
+    /usr/bin/python3 scripts/screenshot_explorer.py PAGE.html OUT.png [--query P] [--head L.H]
+
+Opens the page from disk, waits for its ready marker and its thumbnails, optionally pins
+query position P and opens head L.H, then saves the window (the README's data/explorer.png
+is made this way). Needs Debian's chromium, chromium-driver and python3-selenium.
+"""
+import argparse
+import os
+import sys
+import time
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("page")
+    parser.add_argument("out")
+    parser.add_argument("--query", type=int, help="pin this query position")
+    parser.add_argument("--head", help="open this head, L.H")
+    parser.add_argument("--width", type=int, default=1280)
+    parser.add_argument("--height", type=int, default=800)
+    args = parser.parse_args()
+
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                 f"--window-size={args.width},{args.height}", "--force-device-scale-factor=1"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    try:
+        driver.set_window_size(args.width, args.height)
+        driver.get("file://" + os.path.abspath(args.page))
+        WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.gridDrawn === '1'"))
+        if args.head:
+            layer, head = args.head.split(".")
+            driver.find_element("id", f"cell-{layer}-{head}").click()
+        if args.query is not None:
+            driver.find_element("id", f"sym-{args.query}").click()
+        driver.execute_script("window.scrollTo(0, 0); document.activeElement && document.activeElement.blur()")
+        time.sleep(0.3)
+        # The viewport must be exactly width x height: correct for the window's own frame.
+        inner = driver.execute_script("return [window.innerWidth, window.innerHeight]")
+        driver.set_window_size(2 * args.width - inner[0], 2 * args.height - inner[1])
+        time.sleep(0.3)
+        driver.save_screenshot(args.out)
+    finally:
+        driver.quit()
+    print(f"{args.out}: {os.path.getsize(args.out) / 1e3:.0f} kB")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,285 @@
+#!/usr/bin/python3
+"""The head explorer (inspect-heads --html, train's heads.html) in a real browser.
+
+Drives headless Chromium through Selenium (Debian: chromium, chromium-driver,
+python3-selenium; fonts-noto-cjk draws the symbols) over pages opened from disk:
+
+  1. a short training run (configs/tiny.json, 30 steps) writes heads.html; it loads cleanly;
+  2. a fresh model of the default shape (configs/default.json, --seed 3) on a probe
+     question, with --probe and --run: hovering a query symbol shows, for two heads, the
+     weights `inspect-heads --format json` prints (to 1e-6); a keyboard move and a layer
+     switch do too; the trace of head 1.1 at one position shows three numbers of
+     `--trace 1.1 --position P --format json`; the role names match the JSON's;
+  3. an 8-layer x 8-head model with block_size 256 (a config written here) on 256
+     symbols: "no probe" is said, a hovered weight matches, and the page is ready in
+     under 2 s.
+Any error in the browser console fails the test. Prints each page's size and load time.
+Usage: explorer_browser_test.py MINI_GPT_BINARY SOURCE_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+LOAD_LIMIT_MS = 2000.0
+QUESTION = "红铅笔是小陈的。灰鞋子是小马的。黄雨伞是小林的。灰鞋子是谁的？灰鞋子是小"
+checks = 0
+
+
+def fail(message):
+    print("FAIL: " + message, flush=True)
+    sys.exit(1)
+
+
+def check(condition, message):
+    global checks
+    if not condition:
+        fail(message)
+    checks += 1
+
+
+def require_browser():
+    """Every piece the test needs, or a failure naming the Debian package that is missing."""
+    missing = []
+    if not shutil.which("chromium"):
+        missing.append("chromium")
+    if not shutil.which("chromedriver"):
+        missing.append("chromium-driver")
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        missing.append("python3-selenium")
+    if not os.path.exists("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"):
+        missing.append("fonts-noto-cjk")
+    if missing:
+        fail("the browser test needs the Debian packages " + " ".join(missing) +
+             " (install them with: bash scripts/setup.sh, or apt-get install " + " ".join(missing) + ")")
+
+
+def run(binary, *args):
+    started = time.monotonic()
+    r = subprocess.run([binary, *args], capture_output=True, text=True)
+    if r.returncode != 0:
+        fail(f"mini-gpt {' '.join(args)} exited {r.returncode}: {r.stderr.strip()}")
+    return r.stdout, time.monotonic() - started
+
+
+def start_browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--window-size=1280,800", "--hide-scrollbars"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def open_page(driver, path, what):
+    """Navigates to the file, waits for the page's ready marker; returns its load time in ms."""
+    from selenium.webdriver.support.ui import WebDriverWait
+    driver.get("file://" + os.path.abspath(path))
+    try:
+        WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.body && document.body.dataset.ready === '1'"))
+    except Exception:
+        fail(f"{what}: the page never set its ready marker; console: {driver.get_log('browser')}")
+    ready_ms = float(driver.execute_script("return document.body.dataset.readyMs"))
+    mark = driver.execute_script("const m = performance.getEntriesByName('explorer-ready'); return m.length ? m[0].startTime : null")
+    check(mark is not None and abs(mark - ready_ms) < 50, f"{what}: performance mark explorer-ready at {mark}, readyMs {ready_ms}")
+    WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.gridDrawn === '1'"))
+    grid_ms = driver.execute_script("return performance.now()")
+    return ready_ms, grid_ms
+
+
+def expect_clean_console(driver, what):
+    entries = driver.get_log("browser")
+    errors = [e for e in entries if e.get("level") in ("SEVERE", "ERROR")]
+    check(not errors, f"{what}: errors in the browser console: {errors}")
+
+
+def hover(driver, element_id):
+    from selenium.webdriver.common.action_chains import ActionChains
+    element = driver.find_element("id", element_id)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center', inline: 'center'})", element)
+    ActionChains(driver).move_to_element(element).perform()
+
+
+def readout(driver, layer, head):
+    row = driver.find_element("id", f"readout-{layer}-{head}")
+    return int(row.get_attribute("data-query")), [float(x) for x in row.get_attribute("data-weights").split()], row.text
+
+
+def expect_weights(driver, layer, head, position, expected, what):
+    query, shown, text = readout(driver, layer, head)
+    check(query == position, f"{what}: readout of head {layer}.{head} is for query {query}, expected {position}")
+    check(len(shown) == position + 1, f"{what}: {len(shown)} weights shown for query {position}")
+    worst = max(abs(a - b) for a, b in zip(shown, expected[:position + 1]))
+    check(worst <= 1e-6, f"{what}: head {layer}.{head} query {position}: page and JSON differ by {worst}")
+    # The visible text names the largest weight first: "马 (13) 0.9130000 ...".
+    top = max(range(position + 1), key=lambda s: expected[s])
+    marker = f"({top}) "
+    check(marker in text, f"{what}: the largest weight's key {top} is not first in the visible readout {text!r}")
+    shown_top = float(text.split(marker, 1)[1].split()[0])
+    check(abs(shown_top - expected[top]) <= 1e-6, f"{what}: the readout shows {shown_top} for key {top}, the JSON {expected[top]}")
+    return worst
+
+
+def main():
+    if len(sys.argv) != 3:
+        fail("usage: explorer_browser_test.py MINI_GPT_BINARY SOURCE_DIR")
+    binary, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    require_browser()
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    scratch = tempfile.mkdtemp(prefix="explorer_browser_test.")
+    driver = None
+    try:
+        driver = start_browser()
+        # The first 60 questions of the shipped probe set: enough for every kind, and the
+        # ablation of 8 heads stays quick.
+        probe = os.path.join(scratch, "probe60.jsonl")
+        with open(os.path.join(source, "data", "probe.jsonl"), encoding="utf-8") as src, open(probe, "w", encoding="utf-8") as dst:
+            dst.writelines(src.readlines()[:60])
+
+        # 1. A short training run writes heads.html at its end.
+        run_dir = os.path.join(scratch, "run")
+        out, seconds = run(binary, "train", "--config", os.path.join(source, "configs", "tiny.json"), "--out", run_dir,
+                           "--max-steps", "30", "--threads", "1", "--set", "train.eval_interval=10")
+        heads_html = os.path.join(run_dir, "heads.html")
+        check(os.path.isfile(heads_html) and "head explorer " + heads_html in out, f"train wrote no heads.html: {out}")
+        ready, _ = open_page(driver, heads_html, "train's heads.html")
+        check("probe:" in driver.find_element("id", "probe-line").text, "heads.html names no probe")
+        check(len(driver.find_elements("css selector", "#run svg")) >= 2, "heads.html draws no run curves")
+        expect_clean_console(driver, "train's heads.html")
+        print(f"train's heads.html: {os.path.getsize(heads_html) / 1e6:.2f} MB, ready after {ready:.0f} ms")
+
+        # The run's metrics with per-evaluation head roles added, as the per-eval role
+        # scores will write them, so the role curves are drawn too.
+        roles_run = os.path.join(scratch, "roles_run")
+        os.mkdir(roles_run)
+        with open(os.path.join(run_dir, "metrics.jsonl")) as src, open(os.path.join(roles_run, "metrics.jsonl"), "w") as dst:
+            for line in src:
+                m = json.loads(line)
+                if "val_loss" in m:
+                    m["head_roles"] = [{"layer": 0, "head": h, "previous_token": 0.1 * h + m["step"] / 100,
+                                        "induction": 0.2} for h in range(2)]
+                dst.write(json.dumps(m) + "\n")
+
+        # 2. The default shape, fresh, with a probe set and a run.
+        config = os.path.join(source, "configs", "default.json")
+        page_a = os.path.join(scratch, "default.html")
+        out, gen_a = run(binary, "inspect-heads", "--config", config, "--seed", "3", "--text", QUESTION, "--probe", probe,
+                         "--run", roles_run, "--html", page_a)
+        check("head explorer written to " + page_a in out, f"inspect-heads --html said: {out}")
+        model_json, _ = run(binary, "inspect-heads", "--config", config, "--seed", "3", "--text", QUESTION, "--probe", probe,
+                            "--format", "json")
+        inspection = json.loads(model_json)
+        weights = {(l["layer"], h["head"]): h["projected_weights"] for l in inspection["layers"] for h in l["heads"]}
+        ready_a, grid_a = open_page(driver, page_a, "default model")
+        T = len(inspection["tokens"])
+        check(T == 36, f"the question has {T} symbols")
+
+        P = 35  # the answer position
+        hover(driver, "sym-20")
+        hover(driver, f"sym-{P}")
+        worst = 0.0
+        for h in (0, 1):
+            worst = max(worst, expect_weights(driver, 0, h, P, weights[(0, h)][P], "hover"))
+        driver.find_element("id", "sym-12").click()  # pin 12, then move with the keyboard
+        driver.switch_to.active_element.send_keys(Keys.ARROW_LEFT)
+        for h in (0, 1):
+            worst = max(worst, expect_weights(driver, 0, h, 11, weights[(0, h)][11], "keyboard"))
+        Select(driver.find_element("id", "layer-select")).select_by_value("2")
+        hover(driver, "sym-30")
+        for h in (0, 1):
+            worst = max(worst, expect_weights(driver, 2, h, 30, weights[(2, h)][30], "layer 2"))
+        print(f"weights checked against --format json: 6 rows of 2 heads, largest difference {worst:.2e}")
+
+        # Roles: the grid's names are the JSON's; with a probe, every head has an ablation cost.
+        for l in range(4):
+            for h in range(2):
+                role = next(x for x in inspection["layers"][l]["heads"] if x["head"] == h)["roles"]["role"]
+                cell = driver.find_element("id", f"cell-{l}-{h}").text
+                check(f"{l}.{h} {role}" in cell, f"grid cell {l}.{h} shows {cell!r}, the JSON's role is {role}")
+                check("ablation " in cell, f"grid cell {l}.{h} shows no ablation cost: {cell!r}")
+
+        # The trace of head 1.1 at position 30 against --trace --format json.
+        driver.find_element("id", "cell-1-1").click()
+        Select(driver.find_element("id", "trace-position")).select_by_value("30")
+        trace_out, _ = run(binary, "inspect-heads", "--config", config, "--seed", "3", "--text", QUESTION, "--trace", "1.1",
+                           "--position", "30", "--format", "json")
+        trace = json.loads(trace_out)
+        title = driver.find_element("id", "trace-title").text
+        check("layer 1, head 1, query position 30" in title, f"trace title {title!r}")
+        for element_id, expected in (("trace-dot-13", trace["dots"][13]), ("trace-score-13", trace["scores"][13]),
+                                     ("trace-weight-5", trace["weights"][5])):
+            shown = float(driver.find_element("id", element_id).text)
+            check(abs(shown - expected) <= 1e-6, f"trace {element_id}: page {shown}, JSON {expected}")
+        x0 = float(driver.find_element("id", "trace-x").text.strip("[]").split(",")[0])
+        check(abs(x0 - trace["x"][0]) <= 1e-6, f"trace x_t[0]: page {x0}, JSON {trace['x'][0]}")
+        up = driver.find_element("id", "trace-up-0").get_attribute("data-symbol")
+        check(up == trace["top_up"][0]["symbol"], f"trace top logit {up}, JSON {trace['top_up'][0]['symbol']}")
+        print("trace 1.1 at position 30 checked against --trace --format json: q.k_13, /sqrt(d)_13, weight_5, x_t[0], top logit")
+
+        # Circuits and the run's curves are on the page.
+        copy = driver.find_element("id", "circuit-copy").text
+        check("copy score" in copy, f"circuits: {copy!r}")
+        options = [o.get_attribute("value") for o in Select(driver.find_element("id", "run-role-select")).options]
+        check("previous_token" in options and "induction" in options, f"head-role curves offer {options}")
+        check(len(driver.find_elements("css selector", "#run-roles polyline")) == 2, "the role chart has no line per head")
+        expect_clean_console(driver, "default model")
+        size_a = os.path.getsize(page_a)
+
+        # 3. 8 layers x 8 heads, block_size 256, on 256 symbols, no probe.
+        with open(os.path.join(source, "data", "corpus.txt"), encoding="utf-8") as f:
+            long_text = f.read(256)
+        big_config = os.path.join(scratch, "big.json")
+        with open(big_config, "w") as f:
+            json.dump({"model": {"n_layer": 8, "n_head": 8, "n_embd": 64, "block_size": 256},
+                       "train": {"seed": 5},
+                       "data": {"path": os.path.join(source, "data", "corpus.txt"), "probe_path": ""}}, f)
+        page_b = os.path.join(scratch, "big.html")
+        out, gen_b = run(binary, "inspect-heads", "--config", big_config, "--text", long_text, "--position", "200",
+                         "--html", page_b)
+        check("traces at positions 200,255" in out, f"the big page's traces: {out}")
+        loads = []
+        for _ in range(3):
+            ready_b, grid_b = open_page(driver, page_b, "8 x 8 model")
+            loads.append((ready_b, grid_b))
+        check("no probe" in driver.find_element("id", "probe-line").text, "the big page does not say 'no probe'")
+        check("positions 200, 255 only" in driver.find_element("id", "trace-note").text, "the big page does not say which positions have traces")
+        row_json, _ = run(binary, "inspect-heads", "--config", big_config, "--text", long_text, "--layer", "5", "--head", "6",
+                          "--position", "200", "--format", "json")
+        row = json.loads(row_json)["layers"][0]["heads"][0]["position_weights"]
+        Select(driver.find_element("id", "layer-select")).select_by_value("5")
+        hover(driver, "sym-200")
+        expect_weights(driver, 5, 6, 200, row, "8 x 8 model")
+        dom_nodes = driver.execute_script("return document.getElementsByTagName('*').length")
+        # O(T) elements (the symbols, the trace's score table), never one per cell of a T x T matrix.
+        check(dom_nodes < 4000, f"the big page has {dom_nodes} elements")
+        expect_clean_console(driver, "8 x 8 model")
+        size_b = os.path.getsize(page_b)
+        best = min(r for r, _ in loads)
+        median = sorted(r for r, _ in loads)[1]
+
+        print(f"default model (4 x 2 heads, 36 symbols): {size_a / 1e6:.2f} MB, written in {gen_a:.1f} s, "
+              f"ready after {ready_a:.0f} ms, all thumbnails after {grid_a:.0f} ms")
+        print(f"8 x 8 model (block_size 256, 256 symbols): {size_b / 1e6:.2f} MB, written in {gen_b:.1f} s, "
+              f"{dom_nodes} elements; loads: " +
+              ", ".join(f"ready {r:.0f} ms / thumbnails {g:.0f} ms" for r, g in loads))
+        check(median < LOAD_LIMIT_MS, f"the 8 x 8 page is ready after {median:.0f} ms (median of 3), over {LOAD_LIMIT_MS:.0f} ms")
+        print(f"load limit {LOAD_LIMIT_MS:.0f} ms: median {median:.0f} ms, best {best:.0f} ms")
+        print(f"explorer_browser_test: {checks} checks passed")
+    finally:
+        if driver is not None:
+            driver.quit()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
