@@ -159,7 +159,15 @@ void print_profile(const ProfileReport& r, const TensorPoolStats& pool, int64_t 
 
 // heads.html, the head explorer of the finished run (jobs/head_html.h). The run is already
 // saved, so a failure here is a warning, not an error: the exit status stays 0.
-void write_heads_page(const std::filesystem::path& run_dir) {
+void write_heads_page(const TrainResult& result) {
+  const std::filesystem::path run_dir = result.run_dir;
+  // It scores the probe once per head (the ablation column): tens of seconds for the
+  // default model, so the wait is announced (a run without a probe gets no page).
+  if (result.probe_accuracy) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "writing %s (each head's role and ablation cost on the probe) ...\n",
+                 (run_dir / "heads.html").c_str());
+  }
   try {
     if (const auto page = write_run_explorer(run_dir)) std::printf("head explorer %s\n", page->c_str());
   } catch (const std::exception& e) {
@@ -252,7 +260,7 @@ Run add_train_command(CLI::App& app) {
       std::printf("%s\n", result.probe_accuracy_by_kind.empty() ? "" : ")");
     }
     std::printf("run directory %s\n", result.run_dir.c_str());
-    write_heads_page(result.run_dir);
+    write_heads_page(result);
     if (result.ranks > 1 && result.training_s > 0)
       std::printf("data-parallel over %d ranks: gradient allreduce %.2f ms/step, %.1f%% of a step (waits included)\n",
                   result.ranks, 1e3 * result.allreduce_s / static_cast<double>(std::max<int64_t>(result.steps_run, 1)),
