@@ -12,14 +12,15 @@ constexpr int64_t kParallelWork = 1 << 14;
 }  // namespace
 
 // x, out [rows, T, d]; cos, sin [T, d/2] from the position of t = 0 on. Both inputs of a
-// pair are read before either output is written, so out may alias x.
+// pair are read before either output is written, so out may alias x. Small inputs (the
+// decoder's few head vectors of one position) stay out of an OpenMP region: entering one
+// costs more than their work, even on one thread.
 template <>
 void Kernels::rope_rotate(float* out, const float* x, const float* cos, const float* sin, int64_t rows, int64_t T,
                           int64_t d, bool inverse, bool accumulate) {
   const int64_t half = d / 2;
   const float sign = inverse ? -1.0f : 1.0f;  // R(-angle): sin negated
-#pragma omp parallel for if (rows * T * d > kParallelWork)
-  for (int64_t rt = 0; rt < rows * T; ++rt) {
+  auto rotate = [&](int64_t rt) {  // one head vector [d] of [rows*T, d]
     const float* c = cos + (rt % T) * half;  // [d/2]
     const float* s = sin + (rt % T) * half;  // [d/2]
     const float* xv = x + rt * d;
@@ -30,7 +31,13 @@ void Kernels::rope_rotate(float* out, const float* x, const float* cos, const fl
       yv[2 * i] = accumulate ? yv[2 * i] + y0 : y0;
       yv[2 * i + 1] = accumulate ? yv[2 * i + 1] + y1 : y1;
     }
+  };
+  if (rows * T * d <= kParallelWork) {
+    for (int64_t rt = 0; rt < rows * T; ++rt) rotate(rt);
+    return;
   }
+#pragma omp parallel for
+  for (int64_t rt = 0; rt < rows * T; ++rt) rotate(rt);
 }
 
 }  // namespace mg
