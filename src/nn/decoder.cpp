@@ -1,8 +1,6 @@
-// The decoder's forward (decoder.h): SPEC section 1 for rows of one sequence.
-// GELU, the softmax row and the LayerNorm row come from kernels/, so they compute what
-// training computes. RoPE is written out here for one row: kernels/ wraps it in an OpenMP
-// parallel region, which costs about 0.5 us to enter even when it runs on one thread,
-// more than a 32-wide row's work, and a step has 2 n_layer n_head rotations.
+// The decoder's forward (decoder.h): SPEC section 1 for rows of one sequence, as calls
+// to the kernels training uses (GELU, the LayerNorm row, RoPE, the softmax row), so it
+// computes what training computes; only the order of the work is its own.
 #include "nn/decoder.h"
 
 #include <algorithm>
@@ -12,13 +10,14 @@
 
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
+#include "kernels/rope.h"
 #include "kernels/softmax_row.h"
 #include "tensor/error.h"
 
 namespace mg {
 namespace {
 
-// vector_matrix reads rows up to their width rounded up to 8 floats.
+// matrix_product reads rows up to their width rounded up to 8 floats.
 constexpr int64_t kReadSlack = 8;
 
 std::vector<float> copy_of(const Gpt& model, const std::string& name) {
@@ -30,18 +29,6 @@ PackedLinear packed(const Gpt& model, const std::string& weight, const std::stri
   const Tensor& w = model.parameters().get(weight).value();  // [out, in]
   const float* b = bias.empty() ? nullptr : model.parameters().get(bias).value().data();
   return PackedLinear(w.data(), b, w.dim(0), w.dim(1));
-}
-
-// Rotates the pairs (v[2i], v[2i+1]) of one head vector [d] by the table's angles at position.
-void rope_row(float* v, const RopeTable& table, int64_t position) {
-  const int64_t half = table.head_width / 2;
-  const float* c = table.cos.data() + position * half;  // [d/2]
-  const float* s = table.sin.data() + position * half;
-  for (int64_t i = 0; i < half; ++i) {
-    const float v0 = v[2 * i], v1 = v[2 * i + 1];
-    v[2 * i] = v0 * c[i] - v1 * s[i];
-    v[2 * i + 1] = v0 * s[i] + v1 * c[i];
-  }
 }
 
 }  // namespace
@@ -87,8 +74,7 @@ Decoder::Decoder(const Gpt& model)
   qkv_.assign(T_ * 3 * D_, 0.0f);
   heads_.assign(T_ * D_, 0.0f);
   hidden_.assign(T_ * F_, 0.0f);
-  query_.assign(d_, 0.0f);
-  scores_.assign(T_, 0.0f);
+  scores_.assign(T_ * Tp_, 0.0f);
   logits_.assign(V_, 0.0f);
 }
 
@@ -142,32 +128,74 @@ void Decoder::attention(Layer& layer, int64_t first, int64_t rows) {
   // Keys and values of every new row join the cache first: row t attends to rows <= t.
   for (int64_t t = 0; t < rows; ++t) {
     const int64_t position = length_ + t;
-    const float* row = qkv_.data() + t * 3 * D_;  // [q | k | v], each [H, d]
+    float* row = qkv_.data() + t * 3 * D_;  // [q | k | v], each [H, d]
+    if (!rope_.cos.empty()) {
+      rope_forward(row + D_, row + D_, rope_, H_, 1, d_, position);     // keys
+      if (t >= first) rope_forward(row, row, rope_, H_, 1, d_, position);  // queries that attend
+    }
     for (int64_t hd = 0; hd < H_; ++hd) {
-      float* key = query_.data();  // [d] scratch: the key, rotated, before it is scattered
-      std::memcpy(key, row + D_ + hd * d_, sizeof(float) * d_);
-      if (!rope_.cos.empty()) rope_row(key, rope_, position);
+      const float* key = row + D_ + hd * d_;                 // [d]
       float* keys_t = layer.keys_t.data() + hd * d_ * Tp_;  // [d, Tp]
       for (int64_t j = 0; j < d_; ++j) keys_t[j * Tp_ + position] = key[j];
       std::memcpy(layer.values.data() + (hd * T_ + position) * d_, row + 2 * D_ + hd * d_, sizeof(float) * d_);
     }
   }
+  // Per head, all attending rows at once: S = Q K^T over every cached key [n, keys], the
+  // causal mask applied as exact zeros after the softmax, then W V. A masked weight adds
+  // 0 * v, so each row's sums are those over its visible keys alone.
+  const int64_t n = rows - first, keys = length_ + rows;
   // Scale by the head width d, the length of each head's dot product (as Gpt::block does).
   const float scale = 1.0f / std::sqrt(static_cast<float>(d_));
-  for (int64_t t = first; t < rows; ++t) {
-    const int64_t position = length_ + t, keys = position + 1;  // causal: keys 0..position
+  for (int64_t hd = 0; hd < H_; ++hd) {
+    const float* q = qkv_.data() + first * 3 * D_ + hd * d_;  // [n, d], rows 3D apart
+    matrix_product(scores_.data(), Tp_, q, 3 * D_, n, layer.keys_t.data() + hd * d_ * Tp_, Tp_, d_, keys);
+    for (int64_t t = 0; t < n; ++t) {
+      const int64_t visible = length_ + first + t + 1;  // causal: keys 0..position
+      float* s = scores_.data() + t * Tp_;               // [keys]
+      for (int64_t k = 0; k < visible; ++k) s[k] *= scale;
+      softmax_row(s, s, visible);  // projected_weights of this query
+      std::fill(s + visible, s + keys, 0.0f);
+    }
+    // merge_heads: head hd owns features hd*d .. hd*d+d-1 of each row.
+    matrix_product(heads_.data() + first * D_ + hd * d_, D_, scores_.data(), Tp_, n,
+                   layer.values.data() + hd * T_ * d_, d_, keys, d_);
+  }
+}
+
+void Decoder::drop_oldest(int64_t count) {
+  MG_CHECK(!rope_.cos.empty(), "decoder: a context shift needs RoPE positions");
+  MG_CHECK(count >= 1 && count <= length_, "decoder: a context shift drops 1..length() positions");
+  const int64_t kept = length_ - count;
+  float* turned = h_.data();  // [kept, d] scratch: one head's kept keys as rows, for the RoPE kernel
+  for (Layer& layer : layers_) {
     for (int64_t hd = 0; hd < H_; ++hd) {
-      float* q = query_.data();  // [d]
-      std::memcpy(q, qkv_.data() + t * 3 * D_ + hd * d_, sizeof(float) * d_);
-      if (!rope_.cos.empty()) rope_row(q, rope_, position);
-      float* s = scores_.data();  // [keys]
-      vector_matrix(s, q, layer.keys_t.data() + hd * d_ * Tp_, Tp_, d_, keys);  // q K^T
-      for (int64_t k = 0; k < keys; ++k) s[k] *= scale;
-      softmax_row(s, s, keys);  // projected_weights of this query
-      // merge_heads: head hd owns features hd*d .. hd*d+d-1 of the row.
-      vector_matrix(heads_.data() + t * D_ + hd * d_, s, layer.values.data() + hd * T_ * d_, d_, keys, d_);  // w V
+      float* keys_t = layer.keys_t.data() + hd * d_ * Tp_;  // [d, Tp]
+      for (int64_t j = 0; j < d_; ++j)
+        for (int64_t t = 0; t < kept; ++t) turned[t * d_ + j] = keys_t[j * Tp_ + count + t];
+      rope_shift(turned, turned, rope_, kept, d_, count);  // from position count + t to t
+      for (int64_t j = 0; j < d_; ++j)
+        for (int64_t t = 0; t < kept; ++t) keys_t[j * Tp_ + t] = turned[t * d_ + j];
+      float* values = layer.values.data() + hd * T_ * d_;  // [T, d]
+      std::memmove(values, values + count * d_, sizeof(float) * kept * d_);
     }
   }
+  length_ = kept;
+}
+
+std::vector<float> Decoder::cached_key(int64_t layer, int64_t head, int64_t position) const {
+  MG_CHECK(layer >= 0 && layer < config_.n_layer && head >= 0 && head < H_ && position >= 0 && position < length_,
+           "decoder: no such cached key");
+  const float* keys_t = layers_[layer].keys_t.data() + head * d_ * Tp_;  // [d, Tp]
+  std::vector<float> key(static_cast<size_t>(d_));
+  for (int64_t j = 0; j < d_; ++j) key[j] = keys_t[j * Tp_ + position];
+  return key;
+}
+
+std::vector<float> Decoder::cached_value(int64_t layer, int64_t head, int64_t position) const {
+  MG_CHECK(layer >= 0 && layer < config_.n_layer && head >= 0 && head < H_ && position >= 0 && position < length_,
+           "decoder: no such cached value");
+  const float* value = layers_[layer].values.data() + (head * T_ + position) * d_;
+  return std::vector<float>(value, value + d_);
 }
 
 }  // namespace mg
