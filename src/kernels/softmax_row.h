@@ -16,7 +16,10 @@ struct SoftmaxRowStats {
 
 // p[0..n) = softmax(x[0..n)); n >= 1. p may alias x.
 [[gnu::always_inline]] inline SoftmaxRowStats softmax_row(float* p, const float* x, int64_t n) {
+  // The maximum is the same in any order, so its loop may use vector lanes; the sum's
+  // order stays fixed.
   float max = x[0];
+#pragma omp simd reduction(max : max)
   for (int64_t v = 1; v < n; ++v) max = x[v] > max ? x[v] : max;
   float sum = 0.0f;
   for (int64_t v = 0; v < n; ++v) {

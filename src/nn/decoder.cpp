@@ -11,7 +11,7 @@
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
 #include "kernels/rope.h"
-#include "kernels/softmax_row.h"
+#include "kernels/softmax.h"
 #include "tensor/error.h"
 
 namespace mg {
@@ -81,11 +81,23 @@ Decoder::Decoder(const Gpt& model)
 std::span<const float> Decoder::append(std::span<const int32_t> ids) {
   const int64_t n = static_cast<int64_t>(ids.size());
   MG_CHECK(n >= 1 && length_ + n <= T_, "decoder: positions past block_size");
-  const float eps = static_cast<float>(config_.norm_eps);
+  for (int32_t id : ids) MG_CHECK(id >= 0 && id < V_, "decoder: symbol id outside the vocabulary");
 
+  rows(ids);
+  length_ += n;
+
+  const float eps = static_cast<float>(config_.norm_eps);
+  const float* last = x_.data() + (n - 1) * D_;
+  layernorm_row(h_.data(), last, lnf_weight_.data(), lnf_bias_.data(), D_, eps);
+  head_.forward(logits_.data(), V_, h_.data(), D_, 1, false);  // [V] = ln_f(x) head^T
+  return logits_;
+}
+
+void Decoder::rows(std::span<const int32_t> ids) {
+  const int64_t n = static_cast<int64_t>(ids.size());
+  const float eps = static_cast<float>(config_.norm_eps);
   // x = tok_emb[id] (+ pos_emb[position])   [n, D]
   for (int64_t t = 0; t < n; ++t) {
-    MG_CHECK(ids[t] >= 0 && ids[t] < V_, "decoder: symbol id outside the vocabulary");
     const float* tok = tok_emb_.data() + ids[t] * D_;
     float* x = x_.data() + t * D_;
     if (pos_emb_.empty()) {
@@ -98,13 +110,14 @@ std::span<const float> Decoder::append(std::span<const int32_t> ids) {
 
   for (size_t l = 0; l < layers_.size(); ++l) {
     Layer& layer = layers_[l];
-    // Every row's keys and values are needed by later positions, but after the last
-    // layer's attention only the last row feeds the logits.
-    const int64_t first = (l + 1 == layers_.size()) ? n - 1 : 0, rows = n - first;
     for (int64_t t = 0; t < n; ++t)
       layernorm_row(h_.data() + t * D_, x_.data() + t * D_, layer.ln1_weight.data(), layer.ln1_bias.data(), D_, eps);
     layer.qkv.forward(qkv_.data(), 3 * D_, h_.data(), D_, n, false);  // [n, 3D]
-    attention(layer, first, n);                                      // heads_ rows first..n-1
+    cache_keys_values(layer, n);
+    // Every row's keys and values are needed by later positions, but after the last
+    // layer's attention only the last row feeds the logits.
+    const int64_t first = (l + 1 == layers_.size()) ? n - 1 : 0, rows = n - first;
+    attend(layer, first, n);  // heads_ rows first..n-1
     float* x = x_.data() + first * D_;
     layer.out_proj.forward(x, D_, heads_.data() + first * D_, D_, rows, true);  // x += heads Wo^T
 
@@ -116,22 +129,15 @@ std::span<const float> Decoder::append(std::span<const int32_t> ids) {
     gelu_forward(hidden, hidden, rows * F_);
     layer.proj.forward(x, D_, hidden, F_, rows, true);  // x += GELU(.) W2^T + b2
   }
-  length_ += n;
-
-  const float* last = x_.data() + (n - 1) * D_;
-  layernorm_row(h_.data(), last, lnf_weight_.data(), lnf_bias_.data(), D_, eps);
-  head_.forward(logits_.data(), V_, h_.data(), D_, 1, false);  // [V] = ln_f(x) head^T
-  return logits_;
 }
 
-void Decoder::attention(Layer& layer, int64_t first, int64_t rows) {
-  // Keys and values of every new row join the cache first: row t attends to rows <= t.
-  for (int64_t t = 0; t < rows; ++t) {
+void Decoder::cache_keys_values(Layer& layer, int64_t n) {
+  for (int64_t t = 0; t < n; ++t) {
     const int64_t position = length_ + t;
     float* row = qkv_.data() + t * 3 * D_;  // [q | k | v], each [H, d]
     if (!rope_.cos.empty()) {
-      rope_forward(row + D_, row + D_, rope_, H_, 1, d_, position);     // keys
-      if (t >= first) rope_forward(row, row, rope_, H_, 1, d_, position);  // queries that attend
+      rope_forward(row, row, rope_, H_, 1, d_, position);            // queries
+      rope_forward(row + D_, row + D_, rope_, H_, 1, d_, position);  // keys
     }
     for (int64_t hd = 0; hd < H_; ++hd) {
       const float* key = row + D_ + hd * d_;                 // [d]
@@ -140,25 +146,24 @@ void Decoder::attention(Layer& layer, int64_t first, int64_t rows) {
       std::memcpy(layer.values.data() + (hd * T_ + position) * d_, row + 2 * D_ + hd * d_, sizeof(float) * d_);
     }
   }
-  // Per head, all attending rows at once: S = Q K^T over every cached key [n, keys], the
-  // causal mask applied as exact zeros after the softmax, then W V. A masked weight adds
-  // 0 * v, so each row's sums are those over its visible keys alone.
-  const int64_t n = rows - first, keys = length_ + rows;
+}
+
+void Decoder::attend(Layer& layer, int64_t first, int64_t hi) {
+  // Per head, all these rows at once: S = Q K^T over the keys the last of them sees
+  // [n, keys], the causal softmax (masked weights exact zeros), then W V. A masked weight
+  // adds 0 * v, so each row's sums are those over its visible keys alone.
+  const int64_t n = hi - first, keys = length_ + hi;
   // Scale by the head width d, the length of each head's dot product (as Gpt::block does).
   const float scale = 1.0f / std::sqrt(static_cast<float>(d_));
+  float* scores = scores_.data();  // [n, keys]
   for (int64_t hd = 0; hd < H_; ++hd) {
     const float* q = qkv_.data() + first * 3 * D_ + hd * d_;  // [n, d], rows 3D apart
-    matrix_product(scores_.data(), Tp_, q, 3 * D_, n, layer.keys_t.data() + hd * d_ * Tp_, Tp_, d_, keys);
-    for (int64_t t = 0; t < n; ++t) {
-      const int64_t visible = length_ + first + t + 1;  // causal: keys 0..position
-      float* s = scores_.data() + t * Tp_;               // [keys]
-      for (int64_t k = 0; k < visible; ++k) s[k] *= scale;
-      softmax_row(s, s, visible);  // projected_weights of this query
-      std::fill(s + visible, s + keys, 0.0f);
-    }
+    matrix_product(scores, keys, q, 3 * D_, n, layer.keys_t.data() + hd * d_ * Tp_, Tp_, d_, keys);
+    for (int64_t i = 0; i < n * keys; ++i) scores[i] *= scale;
+    causal_softmax_forward(scores, scores, 1, n, keys);  // row t sees keys 0..keys-n+t
     // merge_heads: head hd owns features hd*d .. hd*d+d-1 of each row.
-    matrix_product(heads_.data() + first * D_ + hd * d_, D_, scores_.data(), Tp_, n,
-                   layer.values.data() + hd * T_ * d_, d_, keys, d_);
+    matrix_product(heads_.data() + first * D_ + hd * d_, D_, scores, keys, n, layer.values.data() + hd * T_ * d_,
+                   d_, keys, d_);
   }
 }
 

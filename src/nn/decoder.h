@@ -61,10 +61,15 @@ class Decoder {
     std::vector<float> values;  // [H, block_size, d] (+ 8 floats the kernel may read past the end)
   };
 
-  // Rows 0..rows-1 of qkv_ are positions length_ + row: writes their keys and values into
-  // the cache, then attends for rows first..rows-1 (cached and new keys up to each row's
-  // position) into heads_.
-  void attention(Layer& layer, int64_t first, int64_t rows);
+  // The rows of an append of ids (positions length_ + row) through every layer, on the
+  // calling thread: an OpenMP region costs more to enter than a generation step's work,
+  // and a rebuilt window split over 2 threads measured slower on this shared machine
+  // (README, Performance).
+  void rows(std::span<const int32_t> ids);
+  // RoPE on the n new rows' queries and keys; their keys and values join the cache.
+  void cache_keys_values(Layer& layer, int64_t n);
+  // Rows first..hi-1 attend to the cache (keys up to each row's position) into heads_.
+  void attend(Layer& layer, int64_t first, int64_t hi);
 
   ModelConfig config_;
   int64_t D_, H_, d_, T_, Tp_, V_, F_;  // width, heads, head width, block_size (Tp_: rounded up to 8),
@@ -83,7 +88,7 @@ class Decoder {
   std::vector<float> qkv_;     // [T, 3D]
   std::vector<float> heads_;   // [T, D] merge_heads(w @ v)
   std::vector<float> hidden_;  // [T, F]
-  std::vector<float> scores_;  // [T, Tp] one head's scores of every row, then projected_weights
+  std::vector<float> scores_;  // [n, keys] (room for [T, Tp]) one head's scores of the attending rows, then projected_weights
   std::vector<float> logits_;  // [V]
 };
 

@@ -97,18 +97,20 @@ void panel_block(float* y, int64_t ldy, const float* x, int64_t ldx, const float
   }
 }
 
-// Blocks of as many rows as the registers hold, then the rest one at a time.
-template <int NV>
+// Blocks of R rows, as many as the registers hold, then the rest as one smaller block.
+template <int NV, int R>
 void panel_rows(float* y, int64_t ldy, const float* x, int64_t ldx, int64_t rows, const float* panel,
                 int64_t ld, const float* bias, int64_t in, int64_t valid, bool accumulate) {
-  constexpr int R = kAccumulators / NV > 6 ? 6 : (kAccumulators / NV < 1 ? 1 : kAccumulators / NV);
   int64_t r = 0;
   for (; r + R <= rows; r += R)
     panel_block<NV, R>(y + r * ldy, ldy, x + r * ldx, ldx, panel, ld, bias, in, valid, accumulate);
   if constexpr (R > 1)
-    for (; r < rows; ++r)
-      panel_block<NV, 1>(y + r * ldy, ldy, x + r * ldx, ldx, panel, ld, bias, in, valid, accumulate);
+    if (r < rows)
+      panel_rows<NV, R - 1>(y + r * ldy, ldy, x + r * ldx, ldx, rows - r, panel, ld, bias, in, valid, accumulate);
 }
+
+template <int NV>
+constexpr int kBlockRows = kAccumulators / NV > 6 ? 6 : (kAccumulators / NV < 1 ? 1 : kAccumulators / NV);
 
 }  // namespace
 
@@ -116,17 +118,17 @@ template <>
 void Kernels::matvec_panel(float* y, int64_t ldy, const float* x, int64_t ldx, int64_t rows, const float* panel,
                            int64_t ld, const float* bias, int64_t in, int64_t valid, bool accumulate) {
   switch ((valid + kLanes - 1) / kLanes) {  // vectors of sums per row
-    case 1: return panel_rows<1>(y, ldy, x, ldx, rows, panel, ld, bias, in, valid, accumulate);
-    case 2: return panel_rows<2>(y, ldy, x, ldx, rows, panel, ld, bias, in, valid, accumulate);
-    case 3: return panel_rows<3>(y, ldy, x, ldx, rows, panel, ld, bias, in, valid, accumulate);
+    case 1: return panel_rows<1, kBlockRows<1>>(y, ldy, x, ldx, rows, panel, ld, bias, in, valid, accumulate);
+    case 2: return panel_rows<2, kBlockRows<2>>(y, ldy, x, ldx, rows, panel, ld, bias, in, valid, accumulate);
+    case 3: return panel_rows<3, kBlockRows<3>>(y, ldy, x, ldx, rows, panel, ld, bias, in, valid, accumulate);
 #if !defined(__AVX512F__)
-    case 4: return panel_rows<4>(y, ldy, x, ldx, rows, panel, ld, bias, in, valid, accumulate);
-    case 5: return panel_rows<5>(y, ldy, x, ldx, rows, panel, ld, bias, in, valid, accumulate);
-    case 6: return panel_rows<6>(y, ldy, x, ldx, rows, panel, ld, bias, in, valid, accumulate);
-    case 7: return panel_rows<7>(y, ldy, x, ldx, rows, panel, ld, bias, in, valid, accumulate);
-    default: return panel_rows<8>(y, ldy, x, ldx, rows, panel, ld, bias, in, valid, accumulate);
+    case 4: return panel_rows<4, kBlockRows<4>>(y, ldy, x, ldx, rows, panel, ld, bias, in, valid, accumulate);
+    case 5: return panel_rows<5, kBlockRows<5>>(y, ldy, x, ldx, rows, panel, ld, bias, in, valid, accumulate);
+    case 6: return panel_rows<6, kBlockRows<6>>(y, ldy, x, ldx, rows, panel, ld, bias, in, valid, accumulate);
+    case 7: return panel_rows<7, kBlockRows<7>>(y, ldy, x, ldx, rows, panel, ld, bias, in, valid, accumulate);
+    default: return panel_rows<8, kBlockRows<8>>(y, ldy, x, ldx, rows, panel, ld, bias, in, valid, accumulate);
 #else
-    default: return panel_rows<4>(y, ldy, x, ldx, rows, panel, ld, bias, in, valid, accumulate);
+    default: return panel_rows<4, kBlockRows<4>>(y, ldy, x, ldx, rows, panel, ld, bias, in, valid, accumulate);
 #endif
   }
 }
