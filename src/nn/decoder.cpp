@@ -19,6 +19,8 @@ namespace {
 
 // matrix_product reads rows up to their width rounded up to 8 floats.
 constexpr int64_t kReadSlack = 8;
+// Vocabularies up to this size get layer 0's per-symbol table ([V, 3D] floats).
+constexpr int64_t kSymbolTableLimit = 4096;
 
 std::vector<float> copy_of(const Gpt& model, const std::string& name) {
   const Tensor& t = model.parameters().get(name).value();
@@ -65,6 +67,18 @@ Decoder::Decoder(const Gpt& model)
     layer.values.assign(H_ * T_ * d_ + kReadSlack, 0.0f);
     layers_.push_back(std::move(layer));
   }
+  // Layer 0 of a RoPE model reads only the symbol (no position joins the embedding), so
+  // its q, k and v before RoPE are one row per symbol id, computed here with the same
+  // kernels (the same bits) instead of at every position.
+  if (!rope_.cos.empty() && V_ <= kSymbolTableLimit) {
+    std::vector<float> normed(V_ * D_);  // [V, D] = LN1(tok_emb)
+    const Layer& first = layers_.front();
+    for (int64_t v = 0; v < V_; ++v)
+      layernorm_row(normed.data() + v * D_, tok_emb_.data() + v * D_, first.ln1_weight.data(), first.ln1_bias.data(),
+                    D_, static_cast<float>(config_.norm_eps));
+    symbol_qkv_.assign(V_ * 3 * D_, 0.0f);
+    first.qkv.forward(symbol_qkv_.data(), 3 * D_, normed.data(), D_, V_, false);
+  }
   lnf_weight_ = copy_of(model, "ln_f.weight");
   lnf_bias_ = copy_of(model, "ln_f.bias");
   head_ = packed(model, "head.weight");
@@ -110,9 +124,14 @@ void Decoder::rows(std::span<const int32_t> ids) {
 
   for (size_t l = 0; l < layers_.size(); ++l) {
     Layer& layer = layers_[l];
-    for (int64_t t = 0; t < n; ++t)
-      layernorm_row(h_.data() + t * D_, x_.data() + t * D_, layer.ln1_weight.data(), layer.ln1_bias.data(), D_, eps);
-    layer.qkv.forward(qkv_.data(), 3 * D_, h_.data(), D_, n, false);  // [n, 3D]
+    if (l == 0 && !symbol_qkv_.empty()) {
+      for (int64_t t = 0; t < n; ++t)
+        std::memcpy(qkv_.data() + t * 3 * D_, symbol_qkv_.data() + ids[t] * 3 * D_, sizeof(float) * 3 * D_);
+    } else {
+      for (int64_t t = 0; t < n; ++t)
+        layernorm_row(h_.data() + t * D_, x_.data() + t * D_, layer.ln1_weight.data(), layer.ln1_bias.data(), D_, eps);
+      layer.qkv.forward(qkv_.data(), 3 * D_, h_.data(), D_, n, false);  // [n, 3D]
+    }
     cache_keys_values(layer, n);
     // Every row's keys and values are needed by later positions, but after the last
     // layer's attention only the last row feeds the logits.

@@ -78,6 +78,7 @@ class Decoder {
   std::vector<float> pos_emb_;     // [block_size, D], learned positions only
   RopeTable rope_;                 // [block_size, d/2], RoPE only
   std::vector<Layer> layers_;
+  std::vector<float> symbol_qkv_;  // [V, 3D] layer 0's q, k, v before RoPE per symbol (RoPE models), or empty
   std::vector<float> lnf_weight_, lnf_bias_;  // [D]
   PackedLinear head_;                         // [V] <- [D]
   int64_t length_ = 0;

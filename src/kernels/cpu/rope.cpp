@@ -20,9 +20,9 @@ void Kernels::rope_rotate(float* out, const float* x, const float* cos, const fl
                           int64_t d, bool inverse, bool accumulate) {
   const int64_t half = d / 2;
   const float sign = inverse ? -1.0f : 1.0f;  // R(-angle): sin negated
-  auto rotate = [&](int64_t rt) {  // one head vector [d] of [rows*T, d]
-    const float* c = cos + (rt % T) * half;  // [d/2]
-    const float* s = sin + (rt % T) * half;  // [d/2]
+  auto rotate = [&](int64_t rt, int64_t t) {  // head vector rt [d] of [rows*T, d], at position index t
+    const float* c = cos + t * half;  // [d/2]
+    const float* s = sin + t * half;  // [d/2]
     const float* xv = x + rt * d;
     float* yv = out + rt * d;
     for (int64_t i = 0; i < half; ++i) {
@@ -33,11 +33,12 @@ void Kernels::rope_rotate(float* out, const float* x, const float* cos, const fl
     }
   };
   if (rows * T * d <= kParallelWork) {
-    for (int64_t rt = 0; rt < rows * T; ++rt) rotate(rt);
+    for (int64_t r = 0; r < rows; ++r)  // no division for the position index
+      for (int64_t t = 0; t < T; ++t) rotate(r * T + t, t);
     return;
   }
 #pragma omp parallel for
-  for (int64_t rt = 0; rt < rows * T; ++rt) rotate(rt);
+  for (int64_t rt = 0; rt < rows * T; ++rt) rotate(rt, rt % T);
 }
 
 }  // namespace mg
