@@ -154,10 +154,8 @@ void Decoder::cache_keys_values(Layer& layer, int64_t n) {
   for (int64_t t = 0; t < n; ++t) {
     const int64_t position = length_ + t;
     float* row = qkv_.data() + t * 3 * D_;  // [q | k | v], each [H, d]
-    if (!rope_.cos.empty()) {
-      rope_forward(row, row, rope_, H_, 1, d_, position);            // queries
-      rope_forward(row + D_, row + D_, rope_, H_, 1, d_, position);  // keys
-    }
+    // The row's queries and keys are 2H head vectors side by side, all at one position.
+    if (!rope_.cos.empty()) rope_forward(row, row, rope_, 2 * H_, 1, d_, position);
     for (int64_t hd = 0; hd < H_; ++hd) {
       const float* key = row + D_ + hd * d_;                 // [d]
       float* keys_t = layer.keys_t.data() + hd * d_ * Tp_;  // [d, Tp]
