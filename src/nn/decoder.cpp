@@ -97,7 +97,7 @@ std::span<const float> Decoder::append(std::span<const int32_t> ids) {
   MG_CHECK(n >= 1 && length_ + n <= T_, "decoder: positions past block_size");
   for (int32_t id : ids) MG_CHECK(id >= 0 && id < V_, "decoder: symbol id outside the vocabulary");
 
-  rows(ids);
+  forward_rows(ids);
   length_ += n;
 
   const float eps = static_cast<float>(config_.norm_eps);
@@ -107,7 +107,7 @@ std::span<const float> Decoder::append(std::span<const int32_t> ids) {
   return logits_;
 }
 
-void Decoder::rows(std::span<const int32_t> ids) {
+void Decoder::forward_rows(std::span<const int32_t> ids) {
   const int64_t n = static_cast<int64_t>(ids.size());
   const float eps = static_cast<float>(config_.norm_eps);
   // x = tok_emb[id] (+ pos_emb[position])   [n, D]

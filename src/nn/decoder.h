@@ -65,7 +65,7 @@ class Decoder {
   // calling thread: an OpenMP region costs more to enter than a generation step's work,
   // and a rebuilt window split over 2 threads measured slower on this shared machine
   // (README, Performance).
-  void rows(std::span<const int32_t> ids);
+  void forward_rows(std::span<const int32_t> ids);
   // RoPE on the n new rows' queries and keys; their keys and values join the cache.
   void cache_keys_values(Layer& layer, int64_t n);
   // Rows first..hi-1 attend to the cache (keys up to each row's position) into heads_.
