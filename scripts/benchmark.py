@@ -3,13 +3,19 @@
 
     python3 scripts/benchmark.py                      # 5 alternating rounds, 2 threads
     python3 scripts/benchmark.py --rounds 3 --threads 1
+    python3 scripts/benchmark.py --only-sampling      # the sampling rows alone, no training or profiles
     # a quick check that it runs end to end (its figures mean nothing):
     python3 scripts/benchmark.py --rounds 1 --train-steps 5 --torch-warmup 2 --sample-tokens 8 --profile-steps 3 --reference-steps 1
 
 Each round runs, one after the other: mini-gpt training on configs/default.json shapes
 (batch 32, T 64); train-bench of the PyTorch reference, scripts/torch_reference.py, on the
 same config file at its best BLAS setting (OpenBLAS's OpenMP build); mini-gpt sampling with
-the KV cache; and the reference's sample-bench with and without --kv-cache. Alternating the
+the KV cache; and the reference's sample-bench with and without --kv-cache. Then long
+generation, --long-tokens (2,000) symbols from a one-symbol prompt, far past block_size:
+mini-gpt's exact window mode (the last block_size symbols rebuilt at positions 0..T-1 per
+symbol) and its --context-shift, against the reference's sample-bench --kv-cache, whose
+loop past block_size slides its KV cache one position per symbol (RoPE: the newest T-1
+keys kept, positions counting on; neither exact like the window nor recomputed). Alternating the
 programs spreads the machine's noise over both, and only ratios measured in one run mean
 much. Then, in the same sitting, the machine's sgemm peak and `mini-gpt train --profile`
 under each GEMM backend (oneDNN, OpenBLAS, reference): where a step's time goes per op
@@ -217,6 +223,10 @@ def main():
     parser.add_argument("--train-steps", type=int, default=100, help="timed steps per training measurement")
     parser.add_argument("--torch-warmup", type=int, default=20, help="untimed PyTorch steps before them")
     parser.add_argument("--sample-tokens", type=int, default=63, help="new symbols per sample (63 fits block_size 64)")
+    parser.add_argument("--long-tokens", type=int, default=2000, help="symbols of the long-generation rows")
+    parser.add_argument("--only-sampling", action="store_true",
+                        help="the sampling rows alone: no training measurement, peak or profiles (a 5-step "
+                             "checkpoint is trained once, untimed)")
     parser.add_argument("--binary", default=os.path.join(ROOT, "build", "mini-gpt"))
     parser.add_argument("--profile-steps", type=int, default=30, help="steps per profiled run (oneDNN, OpenBLAS)")
     parser.add_argument("--reference-steps", type=int, default=3, help="steps of the slow reference backend's profile")
@@ -241,39 +251,60 @@ def main():
     torch_env = fair_env()  # the PyTorch side: OpenBLAS free to pick its own kernels
     torch_cores = set()
     results = {k: [] for k in ("ours_train", "ours_train_rss", "ours_sample", "ours_first_ms", "ours_sample_nocache",
-                               "torch_train", "torch_train_rss", "torch_sample_kv", "torch_sample")}
+                               "ours_long_window", "ours_long_shift", "torch_train", "torch_train_rss",
+                               "torch_sample_kv", "torch_sample", "torch_long_kv")}
+    train_cmd = [args.binary, "train", "--config", "configs/default.json", "--threads", t,
+                 "--set", "train.eval_interval=1000000", "--set", "data.probe_path=\"\""]
+    if args.only_sampling:
+        run(train_cmd + ["--out", os.path.join(work, "checkpoint"), "--max-steps", "5"])
+        os.replace(os.path.join(work, "checkpoint", "latest.safetensors"), ckpt)
+
+    def ours_sample(extra):
+        """symbols/s and time to first symbol (ms) of `mini-gpt sample ... --stats`."""
+        _, stderr, _ = run([args.binary, "sample", "--checkpoint", ckpt, "--seed", "1", "--threads", t, "--stats"]
+                           + extra)
+        m = re.search(r"time to first symbol ([\d.]+) ms; .*: ([\d.]+) symbols/s", stderr)
+        return float(m.group(2)), float(m.group(1))
+
+    def torch_sample(new_tokens, kv):
+        stdout, _, _ = run(["/usr/bin/python3", args.reference, "sample-bench", "--config", ref_config,
+                            "--new-tokens", str(new_tokens), "--threads", t, "--blas", "openblas-openmp"]
+                           + (["--kv-cache"] if kv else []), env=torch_env)
+        return last_json(stdout)["tokens_per_s"]
+
     for r in range(args.rounds):
-        out_dir = os.path.join(work, f"run{r}")
-        stdout, _, rss = run([args.binary, "train", "--config", "configs/default.json", "--out", out_dir,
-                              "--max-steps", str(args.train_steps), "--threads", t,
-                              "--set", "train.eval_interval=1000000", "--set", "data.probe_path=\"\""])
-        results["ours_train"].append(float(re.search(r"\(([\d.]+) tokens/s\)", stdout).group(1)))
-        results["ours_train_rss"].append(rss)
-        if not os.path.exists(ckpt):
-            os.replace(os.path.join(out_dir, "latest.safetensors"), ckpt)
-        for no_cache in (False, True):
-            _, stderr, _ = run([args.binary, "sample", "--checkpoint", ckpt, "--seed", "1", "--num-samples", "8",
-                                "--max-new-tokens", str(args.sample_tokens), "--threads", t, "--stats"]
-                               + (["--no-cache"] if no_cache else []))
-            m = re.search(r"time to first symbol ([\d.]+) ms; .*: ([\d.]+) symbols/s", stderr)
-            results["ours_sample_nocache" if no_cache else "ours_sample"].append(float(m.group(2)))
-            if not no_cache:
-                results["ours_first_ms"].append(float(m.group(1)))
+        if not args.only_sampling:
+            out_dir = os.path.join(work, f"run{r}")
+            stdout, _, rss = run(train_cmd + ["--out", out_dir, "--max-steps", str(args.train_steps)])
+            results["ours_train"].append(float(re.search(r"\(([\d.]+) tokens/s\)", stdout).group(1)))
+            results["ours_train_rss"].append(rss)
+            if not os.path.exists(ckpt):
+                os.replace(os.path.join(out_dir, "latest.safetensors"), ckpt)
+        within = ["--num-samples", "8", "--max-new-tokens", str(args.sample_tokens)]
+        rate, first_ms = ours_sample(within)
+        results["ours_sample"].append(rate)
+        results["ours_first_ms"].append(first_ms)
+        results["ours_sample_nocache"].append(ours_sample(within + ["--no-cache"])[0])
+        results["ours_long_window"].append(ours_sample(["--max-new-tokens", str(args.long_tokens)])[0])
+        results["ours_long_shift"].append(ours_sample(["--max-new-tokens", str(args.long_tokens), "--context-shift"])[0])
         if with_torch:
-            stdout, _, rss = run(["/usr/bin/python3", args.reference, "train-bench", "--config", ref_config,
-                                  "--steps", str(args.train_steps), "--warmup", str(args.torch_warmup), "--threads", t,
-                                  "--blas", "openblas-openmp"], env=torch_env)
-            bench = last_json(stdout)
-            results["torch_train"].append(bench["tokens_per_s"])
-            torch_cores.update(bench.get("openblas_core", {}).values())
-            results["torch_train_rss"].append(rss)
-            for kv in (True, False):
-                stdout, _, _ = run(["/usr/bin/python3", args.reference, "sample-bench", "--config", ref_config,
-                                    "--new-tokens", str(args.sample_tokens * 8), "--threads", t,
-                                    "--blas", "openblas-openmp"] + (["--kv-cache"] if kv else []), env=torch_env)
-                results["torch_sample_kv" if kv else "torch_sample"].append(last_json(stdout)["tokens_per_s"])
-        print(f"round {r + 1}/{args.rounds}: mini-gpt {results['ours_train'][-1]:,.0f} tok/s"
-              + (f", PyTorch {results['torch_train'][-1]:,.0f} tok/s" if with_torch else ""), flush=True)
+            if not args.only_sampling:
+                stdout, _, rss = run(["/usr/bin/python3", args.reference, "train-bench", "--config", ref_config,
+                                      "--steps", str(args.train_steps), "--warmup", str(args.torch_warmup),
+                                      "--threads", t, "--blas", "openblas-openmp"], env=torch_env)
+                bench = last_json(stdout)
+                results["torch_train"].append(bench["tokens_per_s"])
+                torch_cores.update(bench.get("openblas_core", {}).values())
+                results["torch_train_rss"].append(rss)
+            results["torch_sample_kv"].append(torch_sample(args.sample_tokens * 8, True))
+            results["torch_sample"].append(torch_sample(args.sample_tokens * 8, False))
+            results["torch_long_kv"].append(torch_sample(args.long_tokens, True))
+        if args.only_sampling:
+            print(f"round {r + 1}/{args.rounds}: mini-gpt window {results['ours_long_window'][-1]:,.0f} symbols/s"
+                  + (f", PyTorch sliding KV {results['torch_long_kv'][-1]:,.0f}" if with_torch else ""), flush=True)
+        else:
+            print(f"round {r + 1}/{args.rounds}: mini-gpt {results['ours_train'][-1]:,.0f} tok/s"
+                  + (f", PyTorch {results['torch_train'][-1]:,.0f} tok/s" if with_torch else ""), flush=True)
 
     def ratio(a, b):
         pairs = [x / y for x, y in zip(results[a], results[b])]
@@ -284,18 +315,24 @@ def main():
     print("| --- | --- | --- | --- |")
     torch_cell = (lambda k: spread(results[k])) if with_torch else (lambda k: "skipped")
     ratio_cell = ratio if with_torch else (lambda a, b: "-")
-    print(f"| training tokens/s | {spread(results['ours_train'])} | {torch_cell('torch_train')} | "
-          f"{ratio_cell('ours_train', 'torch_train')} |")
+    if not args.only_sampling:
+        print(f"| training tokens/s | {spread(results['ours_train'])} | {torch_cell('torch_train')} | "
+              f"{ratio_cell('ours_train', 'torch_train')} |")
     print(f"| sampling symbols/s, KV cache | {spread(results['ours_sample'])} | {torch_cell('torch_sample_kv')} | "
           f"{ratio_cell('ours_sample', 'torch_sample_kv')} |")
     print(f"| sampling symbols/s, no cache | {spread(results['ours_sample_nocache'])} | {torch_cell('torch_sample')} | "
           f"{ratio_cell('ours_sample_nocache', 'torch_sample')} |")
+    long = f"{args.long_tokens:,} symbols/s"
+    print(f"| {long}, mini-gpt window vs PyTorch sliding KV | {spread(results['ours_long_window'])} | "
+          f"{torch_cell('torch_long_kv')} | {ratio_cell('ours_long_window', 'torch_long_kv')} |")
+    print(f"| {long}, mini-gpt --context-shift vs PyTorch sliding KV | {spread(results['ours_long_shift'])} | "
+          f"{torch_cell('torch_long_kv')} | {ratio_cell('ours_long_shift', 'torch_long_kv')} |")
     print(f"| time to first symbol, ms | {statistics.median(results['ours_first_ms']):.2f} | | |")
-    if with_torch:
+    if with_torch and not args.only_sampling:
         rss = [y / x for x, y in zip(results["ours_train_rss"], results["torch_train_rss"])]
         print(f"| training peak RSS, MB | {statistics.median(results['ours_train_rss']):.0f} | "
               f"{statistics.median(results['torch_train_rss']):.0f} | PyTorch/mini-gpt {statistics.median(rss):.2f}x |")
-    else:
+    elif not args.only_sampling:
         print(f"| training peak RSS, MB | {statistics.median(results['ours_train_rss']):.0f} | skipped | - |")
 
     removed = ", ".join(f"{k}={os.environ[k]}" for k in UNFAIR_VARS if k in os.environ) or "neither was set"
@@ -306,7 +343,7 @@ def main():
     if with_torch:
         print(f"- PyTorch (train-bench --blas openblas-openmp): OpenBLAS core {', '.join(sorted(torch_cores)) or 'unknown'}")
 
-    if args.no_profile:
+    if args.no_profile or args.only_sampling:
         return
     numpy_gflops, numpy_note = numpy_peak(args.threads)
     onednn_gflops, onednn_note = onednn_peak(args)

@@ -1,7 +1,8 @@
-// The inference decoder (nn/decoder.h) against the autograd model: its logits equal the
-// last-position logits of Gpt::forward at every position of the block and, restarted on a
-// sliding window, past it, for both position types; and the packed matrix-vector kernel
-// equals a plain loop.
+// The inference decoder (nn/decoder.h) against the training forward (Gpt::forward): its
+// logits equal the forward's at every position of the block, fed one symbol at a time or
+// many at once, and, rebuilt on a sliding window, past it, for both position types; the
+// context shift turns cached keys to their new positions and leaves layer 0 as a fresh
+// computation; and the packed matrix kernel equals a plain loop.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,16 +34,22 @@ Gpt sharp_model(const ModelConfig& config, uint64_t seed) {
   return model;
 }
 
-// Logits [V] of the last position of a full forward over ids (at positions 0..n-1).
-std::vector<float> full_logits(Gpt& model, const std::vector<int32_t>& ids) {
+// Logits [T,V] of a full forward over ids at positions 0..T-1: row t is what the model
+// predicts after ids[0..t], whatever follows (the mask is causal).
+std::vector<float> forward_logits(Gpt& model, const std::vector<int32_t>& ids) {
   NoGradGuard no_grad;
-  const int64_t T = static_cast<int64_t>(ids.size()), V = model.config().vocab_size;
-  Tensor all = model.forward(ids, 1, T).value();
-  return std::vector<float>(all.data() + (T - 1) * V, all.data() + T * V);
+  const Tensor all = model.forward(ids, 1, static_cast<int64_t>(ids.size())).value();  // [1,T,V]
+  return std::vector<float>(all.data(), all.data() + all.numel());
 }
 
-// Float32 sums in another order: logits of magnitude up to ~10 agree to a few 1e-6.
-constexpr float kLogitTolerance = 2e-5f;
+// Row t [V] of forward_logits.
+std::vector<float> row(const std::vector<float>& logits, int64_t t, int64_t V) {
+  return std::vector<float>(logits.begin() + t * V, logits.begin() + (t + 1) * V);
+}
+
+// Float32 sums in another order (oneDNN's GEMMs against the packed kernel): logits of
+// magnitude up to ~10 agree to a few 1e-6.
+constexpr float kLogitTolerance = 1e-5f;
 
 void expect_logits_near(std::span<const float> got, const std::vector<float>& expected, const std::string& where) {
   ASSERT_EQ(got.size(), expected.size()) << where;
@@ -71,18 +78,40 @@ std::vector<Case> cases() {
           {config_of(1, 20, 4, 7, 11, "learned"), "learned D20 H4 d5"}};
 }
 
-TEST(DecoderTest, OnePositionAtATimeEqualsTheFullForwardAtEveryPositionOfTheBlock) {
+TEST(DecoderTest, OnePositionAtATimeEqualsTheTrainingForwardAtEveryPosition) {
   for (const Case& c : cases()) {
     Gpt model = sharp_model(c.config, 3);
-    const int64_t T = c.config.block_size;
-    const std::vector<int32_t> text = random_ids(T, c.config.vocab_size, 17);
+    const int64_t T = c.config.block_size, V = c.config.vocab_size;
+    const std::vector<int32_t> text = random_ids(T, V, 17);
+    const std::vector<float> expected = forward_logits(model, text);
     Decoder decoder(model);
-    for (int64_t n = 1; n <= T; ++n) {
-      std::span<const float> got = decoder.append(std::span<const int32_t>(&text[n - 1], 1));
-      EXPECT_EQ(decoder.length(), n);
-      expect_logits_near(got, full_logits(model, {text.begin(), text.begin() + n}),
-                         std::string(c.name) + " position " + std::to_string(n - 1));
+    for (int64_t t = 0; t < T; ++t) {
+      std::span<const float> got = decoder.append(std::span<const int32_t>(&text[t], 1));
+      EXPECT_EQ(decoder.length(), t + 1);
+      expect_logits_near(got, row(expected, t, V), std::string(c.name) + " position " + std::to_string(t));
     }
+  }
+}
+
+TEST(DecoderTest, ManyIdsAtOnceEqualTheTrainingForwardAtEveryPosition) {
+  for (const Case& c : cases()) {
+    Gpt model = sharp_model(c.config, 7);
+    const int64_t T = c.config.block_size, V = c.config.vocab_size;
+    const std::vector<int32_t> text = random_ids(T, V, 23);
+    const std::vector<float> expected = forward_logits(model, text);
+    Decoder decoder(model);
+    for (int64_t n = 1; n <= T; ++n) {  // a prompt of n ids in one append ends at position n-1
+      decoder.reset();
+      std::span<const float> got = decoder.append(std::span<const int32_t>(text.data(), static_cast<size_t>(n)));
+      expect_logits_near(got, row(expected, n - 1, V), std::string(c.name) + " prompt of " + std::to_string(n));
+    }
+    // A prompt of 3, then one at a time: the single rows read the keys the prompt wrote.
+    decoder.reset();
+    expect_logits_near(decoder.append(std::span<const int32_t>(text.data(), 3)), row(expected, 2, V),
+                       std::string(c.name) + " prompt of 3");
+    for (int64_t t = 3; t < T; ++t)
+      expect_logits_near(decoder.append(std::span<const int32_t>(&text[t], 1)), row(expected, t, V),
+                         std::string(c.name) + " after the prompt, position " + std::to_string(t));
   }
 }
 
@@ -97,11 +126,14 @@ TEST(DecoderTest, RestartedOnASlidingWindowEqualsTheFullForwardPastTheBlock) {
       decoder.reset();
       std::span<const float> got = decoder.append(window);
       EXPECT_EQ(decoder.length(), T);
-      expect_logits_near(got, full_logits(model, window), std::string(c.name) + " window ending " + std::to_string(end));
+      expect_logits_near(got, row(forward_logits(model, window), T - 1, c.config.vocab_size),
+                         std::string(c.name) + " window ending " + std::to_string(end));
     }
   }
 }
 
+// Window mode rebuilds the window all at once: it must give the bits of one position at a
+// time (the per-row schedule it replaced computed exactly those), on every window.
 TEST(DecoderTest, APromptAtOnceGivesTheSameBitsAsOneByOne) {
   for (const Case& c : cases()) {
     Gpt model = sharp_model(c.config, 5);
@@ -117,6 +149,10 @@ TEST(DecoderTest, APromptAtOnceGivesTheSameBitsAsOneByOne) {
     ASSERT_EQ(chunked.length(), T);
     for (int64_t v = 0; v < c.config.vocab_size; ++v)
       ASSERT_EQ(chunked.logits()[v], one_by_one.logits()[v]) << c.name << " symbol " << v;
+    Decoder whole(model);
+    whole.append(all);
+    for (int64_t v = 0; v < c.config.vocab_size; ++v)
+      ASSERT_EQ(whole.logits()[v], one_by_one.logits()[v]) << c.name << " whole window, symbol " << v;
   }
 }
 
@@ -132,6 +168,139 @@ TEST(DecoderTest, PositionsPastTheBlockAndUnknownIdsAreRefused) {
   EXPECT_NO_THROW(decoder.append(one));
 }
 
+// ---- Context shift (Decoder::drop_oldest) ------------------------------------------------
+
+// Keys before RoPE [T, D] (head h at columns h*d..h*d+d-1) of one layer, from the
+// residual stream entering it [T, D]: k = LN1(x) Wk^T, in double.
+std::vector<double> pre_rope_keys(const Gpt& model, int64_t layer, const Tensor& stream) {
+  const ModelConfig& c = model.config();
+  const int64_t T = stream.dim(1), D = c.n_embd;
+  const std::string b = "blocks." + std::to_string(layer) + ".";
+  const Tensor& gain = model.parameters().get(b + "ln1.weight").value();
+  const Tensor& bias = model.parameters().get(b + "ln1.bias").value();
+  const Tensor& wk = model.parameters().get(b + "attn.k_proj.weight").value();  // [D, D]
+  std::vector<double> keys(static_cast<size_t>(T * D));
+  std::vector<double> h(static_cast<size_t>(D));
+  for (int64_t t = 0; t < T; ++t) {
+    const float* x = stream.data() + t * D;
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < D; ++j) mean += x[j] / static_cast<double>(D);
+    for (int64_t j = 0; j < D; ++j) var += (x[j] - mean) * (x[j] - mean) / static_cast<double>(D);
+    for (int64_t j = 0; j < D; ++j) h[j] = (x[j] - mean) / std::sqrt(var + c.norm_eps) * gain[j] + bias[j];
+    for (int64_t o = 0; o < D; ++o) {
+      double sum = 0;
+      for (int64_t j = 0; j < D; ++j) sum += h[j] * wk[o * D + j];
+      keys[t * D + o] = sum;
+    }
+  }
+  return keys;
+}
+
+// Head vector k [d] rotated to position p, angles in double (SPEC section 1).
+std::vector<double> rotated(const double* k, int64_t d, int64_t p, double base) {
+  std::vector<double> out(static_cast<size_t>(d));
+  for (int64_t i = 0; i < d / 2; ++i) {
+    const double angle = static_cast<double>(p) * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(d));
+    out[2 * i] = k[2 * i] * std::cos(angle) - k[2 * i + 1] * std::sin(angle);
+    out[2 * i + 1] = k[2 * i] * std::sin(angle) + k[2 * i + 1] * std::cos(angle);
+  }
+  return out;
+}
+
+std::vector<Case> rope_cases() {
+  return {{config_of(2, 16, 2, 12, 13, "rope"), "rope D16 H2"},
+          {config_of(3, 20, 2, 9, 70, "rope"), "rope D20 H2 V70"},
+          {config_of(2, 24, 4, 16, 11, "rope"), "rope D24 H4 d6"}};
+}
+
+TEST(ContextShiftTest, ShiftedKeysEqualThePreRopeKeysRotatedToTheirNewPositions) {
+  for (const Case& c : rope_cases()) {
+    Gpt model = sharp_model(c.config, 8);
+    const int64_t T = c.config.block_size, D = c.config.n_embd, d = c.config.head_width();
+    const std::vector<int32_t> text = random_ids(T, c.config.vocab_size, 29);
+    std::vector<Tensor> streams;  // entering each block, [1,T,D]
+    {
+      NoGradGuard no_grad;
+      ForwardOptions options;
+      options.residual_streams = &streams;
+      model.forward(text, 1, T, options);
+    }
+    for (int64_t count : {int64_t{1}, T / 2, T - 1}) {
+      Decoder decoder(model);
+      decoder.append(text);
+      decoder.drop_oldest(count);
+      ASSERT_EQ(decoder.length(), T - count);
+      for (int64_t layer = 0; layer < c.config.n_layer; ++layer) {
+        const std::vector<double> keys = pre_rope_keys(model, layer, streams[layer]);  // [T, D]
+        for (int64_t head = 0; head < c.config.n_head; ++head)
+          for (int64_t t = 0; t < T - count; ++t) {  // symbol count + t, now at position t
+            const std::vector<double> expected = rotated(&keys[(count + t) * D + head * d], d, t, c.config.rope_base);
+            const std::vector<float> got = decoder.cached_key(layer, head, t);
+            for (int64_t j = 0; j < d; ++j)
+              ASSERT_NEAR(got[j], expected[j], 1e-5 * (1.0 + std::abs(expected[j])))
+                  << c.name << " drop " << count << " layer " << layer << " head " << head << " position " << t
+                  << " coordinate " << j;
+          }
+      }
+    }
+  }
+}
+
+TEST(ContextShiftTest, LayerZeroAfterAShiftIsAFreshComputationOfTheKeptSymbols) {
+  for (const Case& c : rope_cases()) {
+    Gpt model = sharp_model(c.config, 9);
+    const int64_t T = c.config.block_size, count = T / 2, kept = T - count;
+    const std::vector<int32_t> text = random_ids(T + 1, c.config.vocab_size, 31);
+    Decoder shifted(model), fresh(model);
+    shifted.append(std::span<const int32_t>(text.data(), static_cast<size_t>(T)));
+    shifted.drop_oldest(count);
+    fresh.append(std::span<const int32_t>(text.data() + count, static_cast<size_t>(kept)));
+    // The next symbol goes to position kept in both.
+    shifted.append(std::span<const int32_t>(&text[T], 1));
+    fresh.append(std::span<const int32_t>(&text[T], 1));
+    ASSERT_EQ(shifted.length(), kept + 1);
+    for (int64_t head = 0; head < c.config.n_head; ++head)
+      for (int64_t t = 0; t <= kept; ++t) {
+        // Layer 0 reads only the symbol: its values move unchanged; its keys differ from a
+        // fresh rotation by the rounding of turning twice (R(-count) R(count + t)).
+        EXPECT_EQ(shifted.cached_value(0, head, t), fresh.cached_value(0, head, t)) << c.name << " position " << t;
+        const std::vector<float> got = shifted.cached_key(0, head, t), expected = fresh.cached_key(0, head, t);
+        for (size_t j = 0; j < got.size(); ++j)
+          ASSERT_NEAR(got[j], expected[j], 1e-5f * (1.0f + std::abs(expected[j]))) << c.name << " position " << t;
+      }
+  }
+}
+
+TEST(ContextShiftTest, AOneLayerModelContinuesAsAFreshForwardOverTheKeptSymbols) {
+  // With one layer every cached key and value is a layer-0 one, so after a shift the logits
+  // are those of the training forward over the kept symbols and the new one.
+  Gpt model = sharp_model(config_of(1, 16, 2, 10, 13, "rope"), 10);
+  const int64_t T = 10, count = 5;
+  const std::vector<int32_t> text = random_ids(T + 3, 13, 37);
+  Decoder decoder(model);
+  decoder.append(std::span<const int32_t>(text.data(), static_cast<size_t>(T)));
+  decoder.drop_oldest(count);
+  const std::vector<int32_t> kept_and_new(text.begin() + count, text.end());  // 8 symbols at positions 0..7
+  const std::vector<float> expected = forward_logits(model, kept_and_new);
+  for (int64_t t = T - count; t < static_cast<int64_t>(kept_and_new.size()); ++t)
+    expect_logits_near(decoder.append(std::span<const int32_t>(&kept_and_new[t], 1)), row(expected, t, 13),
+                       "position " + std::to_string(t));
+}
+
+TEST(ContextShiftTest, LearnedPositionsAndBadCountsAreRefused) {
+  Gpt learned = sharp_model(config_of(1, 16, 2, 4, 13, "learned"), 11);
+  Decoder decoder(learned);
+  decoder.append(std::vector<int32_t>{1, 2, 3, 4});
+  EXPECT_THROW(decoder.drop_oldest(2), InternalError);
+  Gpt rope = sharp_model(config_of(1, 16, 2, 4, 13, "rope"), 11);
+  Decoder shifting(rope);
+  shifting.append(std::vector<int32_t>{1, 2});
+  EXPECT_THROW(shifting.drop_oldest(3), InternalError);
+  EXPECT_THROW(shifting.drop_oldest(0), InternalError);
+  shifting.drop_oldest(2);
+  EXPECT_EQ(shifting.length(), 0);
+}
+
 TEST(PackedLinearTest, EqualsThePlainLoopForEveryPanelWidthWithAndWithoutBias) {
   Rng rng(7);
   for (int64_t out : {1, 7, 8, 13, 64, 65, 79, 130, 192}) {
@@ -141,9 +310,10 @@ TEST(PackedLinearTest, EqualsThePlainLoopForEveryPanelWidthWithAndWithoutBias) {
       for (float& b : bias) b = static_cast<float>(rng.uniform() * 2 - 1);
       for (bool with_bias : {false, true}) {
         const PackedLinear packed(weight.data(), with_bias ? bias.data() : nullptr, out, in);
-        for (bool accumulate : {false, true}) {
-          // 3 rows, with row strides wider than the data: the gaps must stay untouched.
-          const int64_t rows = 3, ldx = in + 3, ldy = out + 5;
+        for (auto [rows, accumulate] : {std::pair<int64_t, bool>{3, false}, {3, true}, {13, false}, {13, true}}) {
+          // 3 rows (one at a time) and 13 (register blocks of rows, then the rest), with row
+          // strides wider than the data: the gaps must stay untouched.
+          const int64_t ldx = in + 3, ldy = out + 5;
           std::vector<float> x(rows * ldx), y(rows * ldy), expected;
           for (float& v : x) v = static_cast<float>(rng.uniform() * 2 - 1);
           for (float& v : y) v = static_cast<float>(rng.uniform() * 2 - 1);
@@ -157,7 +327,8 @@ TEST(PackedLinearTest, EqualsThePlainLoopForEveryPanelWidthWithAndWithoutBias) {
             // Each term is at most 1, so the sum's rounding error is below in * 2^-23 or so.
             const float tolerance = gap ? 0.0f : 1e-6f * static_cast<float>(in + 2);
             ASSERT_NEAR(y[i], expected[i], tolerance)
-                << "out " << out << " in " << in << " bias " << with_bias << " accumulate " << accumulate << " at " << i;
+                << "out " << out << " in " << in << " rows " << rows << " bias " << with_bias << " accumulate "
+                << accumulate << " at " << i;
           }
         }
       }

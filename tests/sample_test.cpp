@@ -1,12 +1,15 @@
 // Generation: the KV cache gives the logits of a full recomputation (within the block
-// and past it), sampling is reproducible, and bad input exits 2 with one line.
+// and past it), the context shift runs past the block only on RoPE models, sampling is
+// reproducible, --stats names the mode, and bad input exits 2 with one line.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 
 #include "data/utf8.h"
 #include "jobs/generate.h"
 #include "jobs/train.h"
+#include "tensor/error.h"
 #include "test_support.h"
 
 namespace mg {
@@ -46,6 +49,37 @@ TEST(GeneratorTest, CachedLogitsEqualFullRecomputationWithinAndPastTheBlock) {
       generator.append(next);
     }
   }
+}
+
+TEST(GeneratorTest, ContextShiftIsWindowModeWithinTheBlockAndKeepsGoingPastIt) {
+  Gpt model = small_model("rope");
+  const int64_t T = model.config().block_size;
+  Generator window(model), shift(model, GenerationMode::context_shift);
+  EXPECT_EQ(shift.mode(), GenerationMode::context_shift);
+  const std::vector<int32_t> prompt = {3, 1, 4};
+  window.start(prompt);
+  shift.start(prompt);
+  int64_t length = 3;  // symbols of the text so far
+  bool differed = false;
+  for (int step = 0; step < 4 * T; ++step, ++length) {
+    auto a = window.logits(), b = shift.logits();
+    for (size_t v = 0; v < a.size(); ++v) {
+      ASSERT_TRUE(std::isfinite(b[v])) << "step " << step;
+      if (length <= T) {  // the same cache so far
+        ASSERT_EQ(a[v], b[v]) << "step " << step << " symbol " << v;
+      }
+      differed = differed || a[v] != b[v];
+    }
+    const int32_t next = static_cast<int32_t>((step * 7 + 1) % 13);
+    window.append(next);
+    shift.append(next);
+  }
+  EXPECT_TRUE(differed);  // past the block the two modes read different contexts
+}
+
+TEST(GeneratorTest, ContextShiftRefusesLearnedPositions) {
+  Gpt model = small_model("learned");
+  EXPECT_THROW(Generator(model, GenerationMode::context_shift), InputError);
 }
 
 TEST(ChooseSymbolTest, GreedyTakesTheLowestIdAmongTies) {
@@ -101,6 +135,11 @@ class SampleCliTest : public ::testing::Test {
     request.config.train.max_steps = 30;
     train(request);
     checkpoint_ = (*dir_ / "run" / "latest.safetensors").string();
+    request.config = test::tiny_config(*dir_ / "learned");
+    request.config.model.position = "learned";
+    request.config.train.max_steps = 5;
+    train(request);
+    learned_checkpoint_ = (*dir_ / "learned" / "latest.safetensors").string();
   }
   static void TearDownTestSuite() {
     std::filesystem::remove_all(*dir_);
@@ -118,10 +157,11 @@ class SampleCliTest : public ::testing::Test {
     EXPECT_NE(r.err.find(needle), std::string::npos) << "missing \"" << needle << "\" in: " << r.err;
   }
   static std::filesystem::path* dir_;
-  static std::string checkpoint_;
+  static std::string checkpoint_, learned_checkpoint_;
 };
 std::filesystem::path* SampleCliTest::dir_ = nullptr;
 std::string SampleCliTest::checkpoint_;
+std::string SampleCliTest::learned_checkpoint_;
 
 TEST_F(SampleCliTest, SameSeedSameBytesOnEveryThreadCountAndOtherSeedsDiffer) {
   auto a = sample({"--prompt", "小丁", "--seed", "11", "--max-new-tokens", "150", "--threads", "1"});
@@ -147,6 +187,31 @@ TEST_F(SampleCliTest, NumSamplesAreSeparatedAndStatsGoToStderr) {
   EXPECT_NE(r.out.find("=== sample 3 of 3 ==="), std::string::npos);
   EXPECT_NE(r.err.find("symbols/s"), std::string::npos);
   EXPECT_NE(r.err.find("time to first symbol"), std::string::npos);
+}
+
+TEST_F(SampleCliTest, StatsNameTheModeAndContextShiftRunsPastTheBlock) {
+  // configs/tiny.json: block_size 16, so 100 symbols pass it six times over.
+  auto window = sample({"--seed", "4", "--max-new-tokens", "100", "--stats"});
+  auto shift = sample({"--seed", "4", "--max-new-tokens", "100", "--stats", "--context-shift"});
+  auto no_cache = sample({"--seed", "4", "--max-new-tokens", "100", "--stats", "--no-cache"});
+  ASSERT_EQ(shift.status, 0) << shift.err;
+  EXPECT_NE(window.err.find("symbols/s; mode window"), std::string::npos) << window.err;
+  EXPECT_NE(shift.err.find("symbols/s; mode context-shift"), std::string::npos) << shift.err;
+  EXPECT_NE(no_cache.err.find("symbols/s; mode no-cache"), std::string::npos) << no_cache.err;
+  EXPECT_EQ(window.out, no_cache.out);
+  const std::u32string a = decode_utf8(window.out, "stdout"), b = decode_utf8(shift.out, "stdout");
+  ASSERT_EQ(b.size(), 100u + 1u);
+  // Up to the first shift (the empty prompt's newline and 15 symbols fill the cache) both
+  // modes draw from the same logits with the same generator.
+  EXPECT_EQ(a.substr(0, 15), b.substr(0, 15));
+}
+
+TEST_F(SampleCliTest, ContextShiftIsRefusedOnLearnedPositionsAndWithNoCache) {
+  expect_usage_error(run_mini_gpt({"sample", "--checkpoint", learned_checkpoint_, "--context-shift"}, *dir_),
+                     "--context-shift needs a model with RoPE positions");
+  expect_usage_error(sample({"--context-shift", "--no-cache"}), "--no-cache");
+  auto learned = run_mini_gpt({"sample", "--checkpoint", learned_checkpoint_, "--max-new-tokens", "40"}, *dir_);
+  EXPECT_EQ(learned.status, 0) << learned.err;  // window mode serves every position type
 }
 
 TEST_F(SampleCliTest, BadInputExitsTwoNamingTheFault) {

@@ -71,7 +71,15 @@ int32_t choose_symbol(std::span<const float> logits, const SamplingSettings& s, 
   return order[keep - 1];  // u landed in the rounding slack at the end
 }
 
-Generator::Generator(Gpt& model, bool use_cache) : model_(model), use_cache_(use_cache), decoder_(model) {
+std::string_view generation_mode_name(GenerationMode mode) {
+  static constexpr std::string_view names[] = {"window", "context-shift", "no-cache"};  // in enum order
+  return names[static_cast<int>(mode)];
+}
+
+Generator::Generator(Gpt& model, GenerationMode mode) : model_(model), mode_(mode), decoder_(model) {
+  if (mode_ == GenerationMode::context_shift && model_.config().position != "rope")
+    throw InputError("--context-shift needs a model with RoPE positions; this one has model.position \"" +
+                     model_.config().position + "\"");
   window_.reserve(static_cast<size_t>(model_.config().block_size) + 1);
 }
 
@@ -84,7 +92,7 @@ void Generator::start(std::span<const int32_t> prompt) {
 }
 
 void Generator::recompute_window() {
-  if (use_cache_) {
+  if (mode_ != GenerationMode::no_cache) {
     decoder_.reset();
     current_ = decoder_.append(window_);
     return;
@@ -97,12 +105,18 @@ void Generator::recompute_window() {
 }
 
 void Generator::append(int32_t id) {
-  const size_t T = static_cast<size_t>(model_.config().block_size);
+  const int64_t T = model_.config().block_size;
+  if (mode_ == GenerationMode::context_shift) {  // window_ is not kept: the cache is the context
+    // llama.cpp's choice: half the cache at a time, so a shift comes every T/2 symbols.
+    if (decoder_.length() == T) decoder_.drop_oldest(std::max<int64_t>(T / 2, 1));
+    current_ = decoder_.append(std::span<const int32_t>(&id, 1));
+    return;
+  }
   window_.push_back(id);
-  if (window_.size() > T) {
+  if (static_cast<int64_t>(window_.size()) > T) {
     window_.erase(window_.begin());  // a shift of block_size ids, no allocation
     recompute_window();
-  } else if (!use_cache_) {
+  } else if (mode_ == GenerationMode::no_cache) {
     recompute_window();
   } else {
     current_ = decoder_.append(std::span<const int32_t>(&window_.back(), 1));

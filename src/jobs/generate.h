@@ -1,10 +1,12 @@
 // Text generation: a Generator keeps the context's keys and values (KV cache, in an
-// nn/decoder.h Decoder) so each new symbol costs one position, and choose_symbol turns
+// nn/decoder.h Decoder) so each new symbol within block_size costs one position, and
+// continues past block_size by a rebuilt window or a context shift; choose_symbol turns
 // logits into the next symbol (greedy, temperature, top-k, top-p).
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "nn/decoder.h"
@@ -25,17 +27,34 @@ void validate_sampling(const SamplingSettings& settings);
 // Picks the next id from logits [V]. Draws exactly one uniform number from rng unless greedy.
 int32_t choose_symbol(std::span<const float> logits, const SamplingSettings& settings, Rng& rng);
 
+// How a text longer than block_size is continued.
+enum class GenerationMode {
+  // Each step past block_size is the model on the last block_size symbols at positions
+  // 0..block_size-1, exactly what a full forward over that window gives (every hidden
+  // state depends on where the window starts): the window is rebuilt, all its rows at
+  // once through each layer's matrix products, and only its last row reaches the head.
+  window,
+  // When the cache is full, its oldest half is dropped and the kept keys are turned back
+  // to their new positions (Decoder::drop_oldest; RoPE only): one position per symbol
+  // however long the text, but not the window's logits (see Decoder::drop_oldest).
+  context_shift,
+  // Every step is the model's own full forward over the window (Gpt::forward), the slow
+  // path kept for comparison.
+  no_cache,
+};
+
+std::string_view generation_mode_name(GenerationMode mode);  // "window", "context-shift", "no-cache"
+
 // The model's next-symbol logits for a growing text. Up to block_size symbols the cache
-// makes each step one position; past it, each step is the model on the last block_size
-// symbols at positions 0..block_size-1, recomputed (exactly what a full forward over
-// that window gives: every hidden state depends on where the window starts).
-// Without the cache every step is the model's own full forward over the window (Gpt::forward),
-// the slow path kept for comparison. Memory stays constant however long the text.
+// makes each step one position; past it, as the mode says. Memory stays constant however
+// long the text.
 class Generator {
  public:
-  // The cached path works on a snapshot of the model's weights taken here.
-  Generator(Gpt& model, bool use_cache = true);
+  // The cached modes work on a snapshot of the model's weights taken here. context_shift
+  // on a model with learned positions throws InputError.
+  explicit Generator(Gpt& model, GenerationMode mode = GenerationMode::window);
 
+  GenerationMode mode() const { return mode_; }
   // Starts a text: prompt must hold at least one id; only its last block_size count.
   void start(std::span<const int32_t> prompt);
   // Logits [V] for the symbol after the text so far.
@@ -45,7 +64,7 @@ class Generator {
  private:
   void recompute_window();  // the window from position 0, refilling the cache
   Gpt& model_;
-  bool use_cache_;
+  GenerationMode mode_;
   Decoder decoder_;
   std::vector<int32_t> window_;  // the last block_size ids (capacity block_size + 1, never reallocated)
   std::vector<float> logits_;    // [V] without the cache

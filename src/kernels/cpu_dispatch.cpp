@@ -88,6 +88,10 @@ void rope_forward(float* out, const float* x, const RopeTable& table, int64_t ro
   rope(out, x, table, rows, T, d, offset, false, false);
 }
 
+void rope_shift(float* out, const float* x, const RopeTable& table, int64_t rows, int64_t d, int64_t shift) {
+  rope(out, x, table, rows, 1, d, shift, true, false);  // every row by R(-angle at shift)
+}
+
 void rope_backward(float* dx, const float* dout, const RopeTable& table, int64_t rows, int64_t T, int64_t d,
                    int64_t offset) {
   rope(dx, dout, table, rows, T, d, offset, true, true);

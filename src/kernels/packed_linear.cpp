@@ -40,11 +40,12 @@ void PackedLinear::forward(float* y, int64_t ldy, const float* x, int64_t ldx, i
   }
 }
 
-void vector_matrix(float* y, const float* x, const float* a, int64_t ld, int64_t in, int64_t width) {
+void matrix_product(float* y, int64_t ldy, const float* x, int64_t ldx, int64_t rows, const float* a, int64_t lda,
+                    int64_t in, int64_t width) {
   static const float zeros[kPanel] = {};
   for (int64_t start = 0; start < width; start += kPanel) {
     const int64_t valid = std::min(kPanel, width - start);
-    cpu_kernels().matvec_panel(y + start, 0, x, 0, 1, a + start, ld, zeros, in, valid, false);
+    cpu_kernels().matvec_panel(y + start, ldy, x, ldx, rows, a + start, lda, zeros, in, valid, false);
   }
 }
 

@@ -1,10 +1,12 @@
-// A linear layer packed for inference one row at a time: y = x W^T + b, W [out,in] as
-// PyTorch stores it. Generation feeds one position per step, so its products are
-// matrix-vector products, too small for a GEMM library (call and packing overhead) and
-// bound by streaming the weights. Here W is repacked once into panels of up to 64 outputs,
-// each panel [in, width] contiguous: a row's product walks each panel front to back with
-// its 64 sums held in 8 vector registers, and several rows reuse a panel while it sits in
-// L1. The panel kernel is compiled per CPU variant (kernels/cpu/matvec.cpp).
+// A linear layer packed for inference: y = x W^T + b, W [out,in] as PyTorch stores it.
+// Generation feeds one position per step, so its products are matrix-vector products, too
+// small for a GEMM library (call and packing overhead) and bound by streaming the weights;
+// a prompt or a rebuilt window feeds up to block_size rows, a small GEMM. W is repacked
+// once into panels of up to 64 outputs, each panel [in, width] contiguous: a block of rows
+// walks a panel front to back with its sums held in vector registers, so each panel row
+// loaded serves the whole block. The panel kernel is compiled per CPU variant
+// (kernels/cpu/matvec.cpp); it never enters an OpenMP region (tiny products run on the
+// calling thread).
 #pragma once
 
 #include <cstdint>
@@ -31,12 +33,17 @@ class PackedLinear {
   std::vector<float> bias_;    // [out rounded up to 8], zero-padded (zero when bias-free)
 };
 
-// y[width] = x[in] A, A [in, width] with rows ld apart: the same kernel on an unpacked
-// matrix, for attention (scores = q K^T with the keys stored transposed, then w V).
-// Reads each row of A up to width rounded up to 8 (64 at most per block of 64 columns):
-// A must have that much readable memory after its last row's width; those values only
-// reach outputs that are never written.
-void vector_matrix(float* y, const float* x, const float* a, int64_t ld, int64_t in, int64_t width);
+// y[rows, ldy] = x[rows, ldx] A, A [in, width] with rows lda apart: the same kernel on an
+// unpacked matrix, for attention (scores = Q K^T with the keys stored transposed, then
+// W V). Reads each row of A up to width rounded up to 8 (64 at most per block of 64
+// columns): A must have that much readable memory after its last row's width; those
+// values only reach outputs that are never written.
+void matrix_product(float* y, int64_t ldy, const float* x, int64_t ldx, int64_t rows, const float* a, int64_t lda,
+                    int64_t in, int64_t width);
+// One row: y[width] = x[in] A.
+inline void vector_matrix(float* y, const float* x, const float* a, int64_t lda, int64_t in, int64_t width) {
+  matrix_product(y, 0, x, 0, 1, a, lda, in, width);
+}
 
 // The plain loop the packed kernel is held against: y[out] (+)= x[in] W^T + b, W [out,in].
 void linear_reference(float* y, const float* x, const float* weight, const float* bias, int64_t out, int64_t in,

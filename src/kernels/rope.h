@@ -18,6 +18,11 @@ RopeTable make_rope_table(int64_t positions, int64_t head_width, double base);
 // x, out [rows, T, d]: rotates pair i of position (offset + t). out may alias x.
 void rope_forward(float* out, const float* x, const RopeTable& table, int64_t rows, int64_t T, int64_t d,
                   int64_t offset);
+// Head vectors x, out [rows, d], each rotated at its own position p, turned to position
+// p - shift: rotations of one plane add their angles, so R(p - shift) = R(-shift) R(p),
+// the same turn for every row (a KV cache moving its keys down by shift positions).
+// out may alias x.
+void rope_shift(float* out, const float* x, const RopeTable& table, int64_t rows, int64_t d, int64_t shift);
 // The rotation is orthogonal, so the gradient rotates back by the negative angle.
 // dx += R(-angle) dout.
 void rope_backward(float* dx, const float* dout, const RopeTable& table, int64_t rows, int64_t T, int64_t d,

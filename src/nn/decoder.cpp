@@ -1,8 +1,6 @@
-// The decoder's forward (decoder.h): SPEC section 1 for rows of one sequence.
-// GELU, the softmax row and the LayerNorm row come from kernels/, so they compute what
-// training computes. RoPE is written out here for one row: kernels/ wraps it in an OpenMP
-// parallel region, which costs about 0.5 us to enter even when it runs on one thread,
-// more than a 32-wide row's work, and a step has 2 n_layer n_head rotations.
+// The decoder's forward (decoder.h): SPEC section 1 for rows of one sequence, as calls
+// to the kernels training uses (GELU, the LayerNorm row, RoPE, the softmax row), so it
+// computes what training computes; only the order of the work is its own.
 #include "nn/decoder.h"
 
 #include <algorithm>
@@ -12,14 +10,17 @@
 
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
-#include "kernels/softmax_row.h"
+#include "kernels/rope.h"
+#include "kernels/softmax.h"
 #include "tensor/error.h"
 
 namespace mg {
 namespace {
 
-// vector_matrix reads rows up to their width rounded up to 8 floats.
+// matrix_product reads rows up to their width rounded up to 8 floats.
 constexpr int64_t kReadSlack = 8;
+// Vocabularies up to this size get layer 0's per-symbol table ([V, 3D] floats).
+constexpr int64_t kSymbolTableLimit = 4096;
 
 std::vector<float> copy_of(const Gpt& model, const std::string& name) {
   const Tensor& t = model.parameters().get(name).value();
@@ -30,18 +31,6 @@ PackedLinear packed(const Gpt& model, const std::string& weight, const std::stri
   const Tensor& w = model.parameters().get(weight).value();  // [out, in]
   const float* b = bias.empty() ? nullptr : model.parameters().get(bias).value().data();
   return PackedLinear(w.data(), b, w.dim(0), w.dim(1));
-}
-
-// Rotates the pairs (v[2i], v[2i+1]) of one head vector [d] by the table's angles at position.
-void rope_row(float* v, const RopeTable& table, int64_t position) {
-  const int64_t half = table.head_width / 2;
-  const float* c = table.cos.data() + position * half;  // [d/2]
-  const float* s = table.sin.data() + position * half;
-  for (int64_t i = 0; i < half; ++i) {
-    const float v0 = v[2 * i], v1 = v[2 * i + 1];
-    v[2 * i] = v0 * c[i] - v1 * s[i];
-    v[2 * i + 1] = v0 * s[i] + v1 * c[i];
-  }
 }
 
 }  // namespace
@@ -78,6 +67,18 @@ Decoder::Decoder(const Gpt& model)
     layer.values.assign(H_ * T_ * d_ + kReadSlack, 0.0f);
     layers_.push_back(std::move(layer));
   }
+  // Layer 0 of a RoPE model reads only the symbol (no position joins the embedding), so
+  // its q, k and v before RoPE are one row per symbol id, computed here with the same
+  // kernels (the same bits) instead of at every position.
+  if (!rope_.cos.empty() && V_ <= kSymbolTableLimit) {
+    std::vector<float> normed(V_ * D_);  // [V, D] = LN1(tok_emb)
+    const Layer& first = layers_.front();
+    for (int64_t v = 0; v < V_; ++v)
+      layernorm_row(normed.data() + v * D_, tok_emb_.data() + v * D_, first.ln1_weight.data(), first.ln1_bias.data(),
+                    D_, static_cast<float>(config_.norm_eps));
+    symbol_qkv_.assign(V_ * 3 * D_, 0.0f);
+    first.qkv.forward(symbol_qkv_.data(), 3 * D_, normed.data(), D_, V_, false);
+  }
   lnf_weight_ = copy_of(model, "ln_f.weight");
   lnf_bias_ = copy_of(model, "ln_f.bias");
   head_ = packed(model, "head.weight");
@@ -87,19 +88,30 @@ Decoder::Decoder(const Gpt& model)
   qkv_.assign(T_ * 3 * D_, 0.0f);
   heads_.assign(T_ * D_, 0.0f);
   hidden_.assign(T_ * F_, 0.0f);
-  query_.assign(d_, 0.0f);
-  scores_.assign(T_, 0.0f);
+  scores_.assign(T_ * Tp_, 0.0f);
   logits_.assign(V_, 0.0f);
 }
 
 std::span<const float> Decoder::append(std::span<const int32_t> ids) {
   const int64_t n = static_cast<int64_t>(ids.size());
   MG_CHECK(n >= 1 && length_ + n <= T_, "decoder: positions past block_size");
-  const float eps = static_cast<float>(config_.norm_eps);
+  for (int32_t id : ids) MG_CHECK(id >= 0 && id < V_, "decoder: symbol id outside the vocabulary");
 
+  forward_rows(ids);
+  length_ += n;
+
+  const float eps = static_cast<float>(config_.norm_eps);
+  const float* last = x_.data() + (n - 1) * D_;
+  layernorm_row(h_.data(), last, lnf_weight_.data(), lnf_bias_.data(), D_, eps);
+  head_.forward(logits_.data(), V_, h_.data(), D_, 1, false);  // [V] = ln_f(x) head^T
+  return logits_;
+}
+
+void Decoder::forward_rows(std::span<const int32_t> ids) {
+  const int64_t n = static_cast<int64_t>(ids.size());
+  const float eps = static_cast<float>(config_.norm_eps);
   // x = tok_emb[id] (+ pos_emb[position])   [n, D]
   for (int64_t t = 0; t < n; ++t) {
-    MG_CHECK(ids[t] >= 0 && ids[t] < V_, "decoder: symbol id outside the vocabulary");
     const float* tok = tok_emb_.data() + ids[t] * D_;
     float* x = x_.data() + t * D_;
     if (pos_emb_.empty()) {
@@ -112,13 +124,19 @@ std::span<const float> Decoder::append(std::span<const int32_t> ids) {
 
   for (size_t l = 0; l < layers_.size(); ++l) {
     Layer& layer = layers_[l];
+    if (l == 0 && !symbol_qkv_.empty()) {
+      for (int64_t t = 0; t < n; ++t)
+        std::memcpy(qkv_.data() + t * 3 * D_, symbol_qkv_.data() + ids[t] * 3 * D_, sizeof(float) * 3 * D_);
+    } else {
+      for (int64_t t = 0; t < n; ++t)
+        layernorm_row(h_.data() + t * D_, x_.data() + t * D_, layer.ln1_weight.data(), layer.ln1_bias.data(), D_, eps);
+      layer.qkv.forward(qkv_.data(), 3 * D_, h_.data(), D_, n, false);  // [n, 3D]
+    }
+    cache_keys_values(layer, n);
     // Every row's keys and values are needed by later positions, but after the last
     // layer's attention only the last row feeds the logits.
     const int64_t first = (l + 1 == layers_.size()) ? n - 1 : 0, rows = n - first;
-    for (int64_t t = 0; t < n; ++t)
-      layernorm_row(h_.data() + t * D_, x_.data() + t * D_, layer.ln1_weight.data(), layer.ln1_bias.data(), D_, eps);
-    layer.qkv.forward(qkv_.data(), 3 * D_, h_.data(), D_, n, false);  // [n, 3D]
-    attention(layer, first, n);                                      // heads_ rows first..n-1
+    attend(layer, first, n);  // heads_ rows first..n-1
     float* x = x_.data() + first * D_;
     layer.out_proj.forward(x, D_, heads_.data() + first * D_, D_, rows, true);  // x += heads Wo^T
 
@@ -130,44 +148,76 @@ std::span<const float> Decoder::append(std::span<const int32_t> ids) {
     gelu_forward(hidden, hidden, rows * F_);
     layer.proj.forward(x, D_, hidden, F_, rows, true);  // x += GELU(.) W2^T + b2
   }
-  length_ += n;
-
-  const float* last = x_.data() + (n - 1) * D_;
-  layernorm_row(h_.data(), last, lnf_weight_.data(), lnf_bias_.data(), D_, eps);
-  head_.forward(logits_.data(), V_, h_.data(), D_, 1, false);  // [V] = ln_f(x) head^T
-  return logits_;
 }
 
-void Decoder::attention(Layer& layer, int64_t first, int64_t rows) {
-  // Keys and values of every new row join the cache first: row t attends to rows <= t.
-  for (int64_t t = 0; t < rows; ++t) {
+void Decoder::cache_keys_values(Layer& layer, int64_t n) {
+  for (int64_t t = 0; t < n; ++t) {
     const int64_t position = length_ + t;
-    const float* row = qkv_.data() + t * 3 * D_;  // [q | k | v], each [H, d]
+    float* row = qkv_.data() + t * 3 * D_;  // [q | k | v], each [H, d]
+    // The row's queries and keys are 2H head vectors side by side, all at one position.
+    if (!rope_.cos.empty()) rope_forward(row, row, rope_, 2 * H_, 1, d_, position);
     for (int64_t hd = 0; hd < H_; ++hd) {
-      float* key = query_.data();  // [d] scratch: the key, rotated, before it is scattered
-      std::memcpy(key, row + D_ + hd * d_, sizeof(float) * d_);
-      if (!rope_.cos.empty()) rope_row(key, rope_, position);
+      const float* key = row + D_ + hd * d_;                 // [d]
       float* keys_t = layer.keys_t.data() + hd * d_ * Tp_;  // [d, Tp]
       for (int64_t j = 0; j < d_; ++j) keys_t[j * Tp_ + position] = key[j];
       std::memcpy(layer.values.data() + (hd * T_ + position) * d_, row + 2 * D_ + hd * d_, sizeof(float) * d_);
     }
   }
+}
+
+void Decoder::attend(Layer& layer, int64_t first, int64_t hi) {
+  // Per head, all these rows at once: S = Q K^T over the keys the last of them sees
+  // [n, keys], the causal softmax (masked weights exact zeros), then W V. A masked weight
+  // adds 0 * v, so each row's sums are those over its visible keys alone.
+  const int64_t n = hi - first, keys = length_ + hi;
   // Scale by the head width d, the length of each head's dot product (as Gpt::block does).
   const float scale = 1.0f / std::sqrt(static_cast<float>(d_));
-  for (int64_t t = first; t < rows; ++t) {
-    const int64_t position = length_ + t, keys = position + 1;  // causal: keys 0..position
+  float* scores = scores_.data();  // [n, keys]
+  for (int64_t hd = 0; hd < H_; ++hd) {
+    const float* q = qkv_.data() + first * 3 * D_ + hd * d_;  // [n, d], rows 3D apart
+    matrix_product(scores, keys, q, 3 * D_, n, layer.keys_t.data() + hd * d_ * Tp_, Tp_, d_, keys);
+    for (int64_t i = 0; i < n * keys; ++i) scores[i] *= scale;
+    causal_softmax_forward(scores, scores, 1, n, keys);  // row t sees keys 0..keys-n+t
+    // merge_heads: head hd owns features hd*d .. hd*d+d-1 of each row.
+    matrix_product(heads_.data() + first * D_ + hd * d_, D_, scores, keys, n, layer.values.data() + hd * T_ * d_,
+                   d_, keys, d_);
+  }
+}
+
+void Decoder::drop_oldest(int64_t count) {
+  MG_CHECK(!rope_.cos.empty(), "decoder: a context shift needs RoPE positions");
+  MG_CHECK(count >= 1 && count <= length_, "decoder: a context shift drops 1..length() positions");
+  const int64_t kept = length_ - count;
+  float* turned = h_.data();  // [kept, d] scratch: one head's kept keys as rows, for the RoPE kernel
+  for (Layer& layer : layers_) {
     for (int64_t hd = 0; hd < H_; ++hd) {
-      float* q = query_.data();  // [d]
-      std::memcpy(q, qkv_.data() + t * 3 * D_ + hd * d_, sizeof(float) * d_);
-      if (!rope_.cos.empty()) rope_row(q, rope_, position);
-      float* s = scores_.data();  // [keys]
-      vector_matrix(s, q, layer.keys_t.data() + hd * d_ * Tp_, Tp_, d_, keys);  // q K^T
-      for (int64_t k = 0; k < keys; ++k) s[k] *= scale;
-      softmax_row(s, s, keys);  // projected_weights of this query
-      // merge_heads: head hd owns features hd*d .. hd*d+d-1 of the row.
-      vector_matrix(heads_.data() + t * D_ + hd * d_, s, layer.values.data() + hd * T_ * d_, d_, keys, d_);  // w V
+      float* keys_t = layer.keys_t.data() + hd * d_ * Tp_;  // [d, Tp]
+      for (int64_t j = 0; j < d_; ++j)
+        for (int64_t t = 0; t < kept; ++t) turned[t * d_ + j] = keys_t[j * Tp_ + count + t];
+      rope_shift(turned, turned, rope_, kept, d_, count);  // from position count + t to t
+      for (int64_t j = 0; j < d_; ++j)
+        for (int64_t t = 0; t < kept; ++t) keys_t[j * Tp_ + t] = turned[t * d_ + j];
+      float* values = layer.values.data() + hd * T_ * d_;  // [T, d]
+      std::memmove(values, values + count * d_, sizeof(float) * kept * d_);
     }
   }
+  length_ = kept;
+}
+
+std::vector<float> Decoder::cached_key(int64_t layer, int64_t head, int64_t position) const {
+  MG_CHECK(layer >= 0 && layer < config_.n_layer && head >= 0 && head < H_ && position >= 0 && position < length_,
+           "decoder: no such cached key");
+  const float* keys_t = layers_[layer].keys_t.data() + head * d_ * Tp_;  // [d, Tp]
+  std::vector<float> key(static_cast<size_t>(d_));
+  for (int64_t j = 0; j < d_; ++j) key[j] = keys_t[j * Tp_ + position];
+  return key;
+}
+
+std::vector<float> Decoder::cached_value(int64_t layer, int64_t head, int64_t position) const {
+  MG_CHECK(layer >= 0 && layer < config_.n_layer && head >= 0 && head < H_ && position >= 0 && position < length_,
+           "decoder: no such cached value");
+  const float* value = layers_[layer].values.data() + (head * T_ + position) * d_;
+  return std::vector<float>(value, value + d_);
 }
 
 }  // namespace mg

@@ -1,9 +1,11 @@
 // Inference for generation: the SPEC section 1 forward of one sequence, a position at a
 // time, with each layer's keys and values kept (the KV cache). No autograd, no tensors:
-// the weights are copied from a Gpt once and packed for matrix-vector products
-// (kernels/packed_linear.h), and every buffer is sized for block_size positions up front, so
-// a step allocates nothing. Each new position costs one row through every layer plus its
-// attention over the cached keys.
+// a schedule over the row kernels of kernels/ (LayerNorm row, RoPE, softmax row, GELU,
+// the packed matrix products), on weights copied from a Gpt once and packed. Every
+// buffer is sized for block_size positions up front, so a step allocates nothing. A new
+// position costs one row through every layer plus its attention over the cached keys;
+// many positions at once (a prompt, a rebuilt window) go through each layer as matrix
+// products of all their rows.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +38,18 @@ class Decoder {
   // The logits [V] that the last append returned.
   std::span<const float> logits() const { return logits_; }
 
+  // Context shift (RoPE models only; learned positions have no rotation to shift): forgets
+  // the oldest `count` positions (1..length()) and moves the others down to positions
+  // 0..length()-count-1. Their cached keys are turned back by count positions and their
+  // values kept, with no recomputation; from layer 1 on those keys and values were
+  // computed with the forgotten positions in context, so later logits are not those of
+  // a fresh forward over the kept symbols.
+  void drop_oldest(int64_t count);
+
+  // One head's cached key (after RoPE) and value [d] at a position below length(): tests.
+  std::vector<float> cached_key(int64_t layer, int64_t head, int64_t position) const;
+  std::vector<float> cached_value(int64_t layer, int64_t head, int64_t position) const;
+
  private:
   struct Layer {
     std::vector<float> ln1_weight, ln1_bias, ln2_weight, ln2_bias;  // [D]
@@ -43,13 +57,19 @@ class Decoder {
     PackedLinear out_proj;  // [D] <- [D]
     PackedLinear fc;        // [mlp_ratio*D] <- [D], with b1
     PackedLinear proj;      // [D] <- [mlp_ratio*D], with b2
-    std::vector<float> keys_t;  // [H, d, Tp] keys after RoPE, transposed so q K^T is a vector-matrix product
+    std::vector<float> keys_t;  // [H, d, Tp] keys after RoPE, transposed so Q K^T is a row-times-matrix product
     std::vector<float> values;  // [H, block_size, d] (+ 8 floats the kernel may read past the end)
   };
 
-  // Rows first..rows-1 of the block: positions length_ + row. Writes their keys and
-  // values into the cache, then attends (cached and new keys up to each row's position).
-  void attention(Layer& layer, int64_t first, int64_t rows);
+  // The rows of an append of ids (positions length_ + row) through every layer, on the
+  // calling thread: an OpenMP region costs more to enter than a generation step's work,
+  // and a rebuilt window split over 2 threads measured slower on this shared machine
+  // (README, Performance).
+  void forward_rows(std::span<const int32_t> ids);
+  // RoPE on the n new rows' queries and keys; their keys and values join the cache.
+  void cache_keys_values(Layer& layer, int64_t n);
+  // Rows first..hi-1 attend to the cache (keys up to each row's position) into heads_.
+  void attend(Layer& layer, int64_t first, int64_t hi);
 
   ModelConfig config_;
   int64_t D_, H_, d_, T_, Tp_, V_, F_;  // width, heads, head width, block_size (Tp_: rounded up to 8),
@@ -58,6 +78,7 @@ class Decoder {
   std::vector<float> pos_emb_;     // [block_size, D], learned positions only
   RopeTable rope_;                 // [block_size, d/2], RoPE only
   std::vector<Layer> layers_;
+  std::vector<float> symbol_qkv_;  // [V, 3D] layer 0's q, k, v before RoPE per symbol (RoPE models), or empty
   std::vector<float> lnf_weight_, lnf_bias_;  // [D]
   PackedLinear head_;                         // [V] <- [D]
   int64_t length_ = 0;
@@ -68,8 +89,7 @@ class Decoder {
   std::vector<float> qkv_;     // [T, 3D]
   std::vector<float> heads_;   // [T, D] merge_heads(w @ v)
   std::vector<float> hidden_;  // [T, F]
-  std::vector<float> query_;   // [d] one head's query after RoPE
-  std::vector<float> scores_;  // [T] one query's scores, then its projected_weights
+  std::vector<float> scores_;  // [n, keys] (room for [T, Tp]) one head's scores of the attending rows, then projected_weights
   std::vector<float> logits_;  // [V]
 };
 

@@ -7,21 +7,6 @@
 
 namespace mg {
 
-namespace {
-
-// Appends fresh [1,H,n,d] rows after past [1,H,L,d]: the cache grows one position per step.
-Tensor append_positions(const Tensor& past, const Tensor& fresh) {
-  const int64_t H = past.dim(1), L = past.dim(2), n = fresh.dim(2), d = past.dim(3);
-  Tensor out = Tensor::empty({1, H, L + n, d});
-  for (int64_t h = 0; h < H; ++h) {
-    std::memcpy(out.data() + h * (L + n) * d, past.data() + h * L * d, sizeof(float) * L * d);
-    std::memcpy(out.data() + (h * (L + n) + L) * d, fresh.data() + h * n * d, sizeof(float) * n * d);
-  }
-  return out;
-}
-
-}  // namespace
-
 void validate_model_config(const ModelConfig& c) {
   auto positive = [](int64_t v, const char* key) {
     if (v < 1) throw InputError(std::string("model.") + key + " must be >= 1, found " + std::to_string(v));
@@ -72,10 +57,9 @@ void Gpt::initialize(Rng& rng) {
   }
 }
 
-Var Gpt::block(int64_t layer, const Var& x, int64_t B, int64_t T, KvCache* cache, const ForwardOptions& o) {
+Var Gpt::block(int64_t layer, const Var& x, int64_t B, int64_t T, const ForwardOptions& o) {
   const std::string b = "blocks." + std::to_string(layer) + ".";
   const int64_t H = config_.n_head, d = config_.head_width();
-  const int64_t offset = cache ? cache->length : 0;  // absolute position of x's first row
   const float eps = static_cast<float>(config_.norm_eps);
   const float p_drop = o.training ? static_cast<float>(config_.dropout) : 0.0f;
   Rng unused;
@@ -85,17 +69,11 @@ Var Gpt::block(int64_t layer, const Var& x, int64_t B, int64_t T, KvCache* cache
   Var h = layer_norm(x, p(b + "ln1.weight"), p(b + "ln1.bias"), eps);   // [B,T,D]
   // q, k, v = split_heads(h Wq^T), ... with RoPE on q and k, as one fused op. [3,B,H,T,d]
   Var qkv = qkv_heads(h, p(b + "attn.q_proj.weight"), p(b + "attn.k_proj.weight"), p(b + "attn.v_proj.weight"), H,
-                      config_.position == "rope" ? &rope_table_ : nullptr, offset);
+                      config_.position == "rope" ? &rope_table_ : nullptr, 0);
   Var q = select(qkv, 0), k = select(qkv, 1), v = select(qkv, 2);  // [B,H,T,d] each
-  if (cache) {  // the new positions join the cached ones, and the queries read them all
-    cache->keys[layer] = append_positions(cache->keys[layer], k.value());  // [1,H,offset+T,d]
-    cache->values[layer] = append_positions(cache->values[layer], v.value());
-    k = Var(cache->keys[layer]);
-    v = Var(cache->values[layer]);
-  }
   // w = causal_softmax(q k^T / sqrt(d)), fused: scaled by the head width d, the length of
   // each head's dot product, not by D.
-  Var w = causal_attention_weights(q, k, 1.0f / std::sqrt(static_cast<float>(d)));  // [B,H,T,offset+T], projected_weights
+  Var w = causal_attention_weights(q, k, 1.0f / std::sqrt(static_cast<float>(d)));  // [B,H,T,T], projected_weights
   if (o.projected_weights) o.projected_weights->push_back(w.value());
   Var heads = matmul(dropout(w, p_drop, rng), v);  // [B,H,T,d]
   if (o.head_outputs) o.head_outputs->push_back(heads.value().clone());
@@ -125,51 +103,29 @@ Var Gpt::block(int64_t layer, const Var& x, int64_t B, int64_t T, KvCache* cache
   return linear_residual(x1, hidden, p(b + "mlp.proj.weight"), p(b + "mlp.proj.bias"));
 }
 
-Var Gpt::run(std::span<const int32_t> ids, int64_t B, int64_t T, KvCache* cache, const ForwardOptions& o) {
-  const int64_t offset = cache ? cache->length : 0;
+Var Gpt::forward(std::span<const int32_t> ids, int64_t B, int64_t T, const ForwardOptions& o) {
   MG_CHECK(static_cast<int64_t>(ids.size()) == B * T, "forward: ids do not fill [B,T]");
-  MG_CHECK(T >= 1 && offset + T <= config_.block_size, "forward: positions past block_size");
-  MG_CHECK(!cache || B == 1, "a KV cache holds one sequence");
+  MG_CHECK(T >= 1 && T <= config_.block_size, "forward: positions past block_size");
   for (const HeadAblation& ablation : o.ablations)  // the head is checked where it is ablated
     MG_CHECK(ablation.layer >= 0 && ablation.layer < config_.n_layer, "head ablation: layer out of range");
   Var x = embedding(p("tok_emb.weight"), ids, {B, T});  // [B,T,D]
   if (config_.position == "learned") {
     std::vector<int32_t> positions(static_cast<size_t>(T));
-    for (int64_t t = 0; t < T; ++t) positions[t] = static_cast<int32_t>(offset + t);
+    for (int64_t t = 0; t < T; ++t) positions[t] = static_cast<int32_t>(t);
     x = add(x, embedding(p("pos_emb.weight"), positions, {T}));  // [T,D] broadcast over B
   }
   for (int64_t layer = 0; layer < config_.n_layer; ++layer) {
     if (o.residual_streams) o.residual_streams->push_back(x.value().clone());
-    x = block(layer, x, B, T, cache, o);
+    x = block(layer, x, B, T, o);
   }
   if (o.residual_streams) o.residual_streams->push_back(x.value().clone());
-  if (cache) cache->length += T;
   x = layer_norm(x, p("ln_f.weight"), p("ln_f.bias"), static_cast<float>(config_.norm_eps));
   return linear(x, p("head.weight"));  // [B,T,V]
-}
-
-Var Gpt::forward(std::span<const int32_t> ids, int64_t B, int64_t T, const ForwardOptions& o) {
-  return run(ids, B, T, nullptr, o);
 }
 
 Var Gpt::loss(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t T,
               const ForwardOptions& o) {
   return cross_entropy(forward(ids, B, T, o), targets);
-}
-
-KvCache Gpt::make_cache() const {
-  KvCache cache;
-  for (int64_t l = 0; l < config_.n_layer; ++l) {
-    cache.keys.push_back(Tensor::zeros({1, config_.n_head, 0, config_.head_width()}));
-    cache.values.push_back(Tensor::zeros({1, config_.n_head, 0, config_.head_width()}));
-  }
-  return cache;
-}
-
-Tensor Gpt::forward_cached(std::span<const int32_t> ids, KvCache& cache) {
-  NoGradGuard no_grad;
-  const int64_t n = static_cast<int64_t>(ids.size());
-  return run(ids, 1, n, &cache, {}).value().reshape({n, config_.vocab_size});
 }
 
 }  // namespace mg

@@ -15,14 +15,6 @@
 
 namespace mg {
 
-// Keys and values of past positions, per layer, after RoPE: what generation reuses so
-// each new symbol costs one position instead of the whole context.
-struct KvCache {
-  int64_t length = 0;            // positions held
-  std::vector<Tensor> keys;      // per layer [1,H,block_size,d], rows 0..length-1 valid
-  std::vector<Tensor> values;    // per layer [1,H,block_size,d]
-};
-
 // One head's output (w @ v, [d] per position) replaced before the out projection: by
 // zeros, or by a fixed vector (mean-ablation: the head's mean output over some texts).
 struct HeadAblation {
@@ -65,15 +57,8 @@ class Gpt {
   Var loss(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t T,
            const ForwardOptions& options = {});
 
-  // Generation with a cache (batch 1, no grad): appends the positions of `ids` after the
-  // cache's, returns logits [n,V] for them. Positions must stay below block_size.
-  Tensor forward_cached(std::span<const int32_t> ids, KvCache& cache);
-  KvCache make_cache() const;
-
  private:
-  // Embedding, blocks, final norm and head; with a cache, ids continue its positions.
-  Var run(std::span<const int32_t> ids, int64_t B, int64_t T, KvCache* cache, const ForwardOptions& options);
-  Var block(int64_t layer, const Var& x, int64_t B, int64_t T, KvCache* cache, const ForwardOptions& options);
+  Var block(int64_t layer, const Var& x, int64_t B, int64_t T, const ForwardOptions& options);
   const Var& p(const std::string& name) const { return params_.get(name); }
 
   ModelConfig config_;

@@ -7,6 +7,8 @@
 //                                          (scripts/benchmark.py takes oneDNN's from here)
 //   <op>/<plain|onednn>/threads:<n>        LayerNorm [2048,64], GELU [2048,256],
 //                                          causal softmax [64,64,64], forward and backward
+//   packed_linear/<out>x<in>/rows:<n>      the decoder's packed product (one thread): one
+//                                          row is a generation step, 64 a rebuilt window
 // Shapes are the defaults: B = 32, T = 64 (so B*T = 2048 rows), D = 64, H = 2, d = 32,
 // 4 blocks, MLP width 256, V = 79. Linear weights are [out,in]: y = x W^T.
 #include <benchmark/benchmark.h>
@@ -23,6 +25,7 @@
 #include "kernels/gemm.h"
 #include "kernels/layernorm.h"
 #include "kernels/onednn_ops.h"
+#include "kernels/packed_linear.h"
 #include "kernels/runtime.h"
 #include "kernels/softmax.h"
 #include "tensor/random.h"
@@ -210,6 +213,21 @@ std::string join(std::initializer_list<std::string_view> parts) {
   return out;
 }
 
+// y[rows, out] = x[rows, in] W^T + b through the packed panels, on the calling thread.
+void bench_packed_linear(benchmark::State& state, int64_t out, int64_t in, int64_t rows) {
+  mg::Rng rng(3);
+  std::vector<float> w(out * in), b(out), x(rows * in), y(rows * out);
+  for (float& v : w) v = static_cast<float>(rng.uniform() - 0.5);
+  for (float& v : x) v = static_cast<float>(rng.uniform() - 0.5);
+  const mg::PackedLinear layer(w.data(), b.data(), out, in);
+  for (auto _ : state) {
+    layer.forward(y.data(), out, x.data(), in, rows, false);
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * rows * out * in * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 void register_all() {
   const std::pair<const char*, GemmFn> backends[] = {{"openblas", mg::gemm_openblas}, {"onednn", mg::gemm_onednn}};
   // The peak squares at 1, 2 and every core's thread count.
@@ -223,6 +241,13 @@ void register_all() {
             bench_gemm, fn, dense(n, n, n, false, false), threads)
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
+  for (auto [out, in] : {std::pair<int64_t, int64_t>{192, 64}, {256, 64}, {64, 256}})
+    for (int64_t rows : {1, 64})
+      benchmark::RegisterBenchmark(
+          join({"packed_linear/", std::to_string(out), "x", std::to_string(in), "/rows:", std::to_string(rows)})
+              .c_str(),
+          bench_packed_linear, out, in, rows)
+          ->Unit(benchmark::kMicrosecond);
   for (int threads : {1, 2}) {
     const std::string suffix = join({"/threads:", std::to_string(threads)});
     for (auto [name, fn] : backends) {

@@ -57,9 +57,16 @@ inline float normal_pdf(float x) { return kInvSqrt2Pi * exp_approx(-0.5f * min_n
 
 }  // namespace
 
+// Below kParallelWork no OpenMP region at all: entering one, even on one thread, costs
+// more than the decoder's rows of one position.
 template <>
 void Kernels::gelu_forward(float* out, const float* x, int64_t n) {
-#pragma omp parallel for simd if (parallel : n > kParallelWork)
+  if (n <= kParallelWork) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) out[i] = x[i] * normal_cdf(x[i]);
+    return;
+  }
+#pragma omp parallel for simd
   for (int64_t i = 0; i < n; ++i) out[i] = x[i] * normal_cdf(x[i]);
 }
 

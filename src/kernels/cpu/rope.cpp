@@ -12,16 +12,17 @@ constexpr int64_t kParallelWork = 1 << 14;
 }  // namespace
 
 // x, out [rows, T, d]; cos, sin [T, d/2] from the position of t = 0 on. Both inputs of a
-// pair are read before either output is written, so out may alias x.
+// pair are read before either output is written, so out may alias x. Small inputs (the
+// decoder's few head vectors of one position) stay out of an OpenMP region: entering one
+// costs more than their work, even on one thread.
 template <>
 void Kernels::rope_rotate(float* out, const float* x, const float* cos, const float* sin, int64_t rows, int64_t T,
                           int64_t d, bool inverse, bool accumulate) {
   const int64_t half = d / 2;
   const float sign = inverse ? -1.0f : 1.0f;  // R(-angle): sin negated
-#pragma omp parallel for if (rows * T * d > kParallelWork)
-  for (int64_t rt = 0; rt < rows * T; ++rt) {
-    const float* c = cos + (rt % T) * half;  // [d/2]
-    const float* s = sin + (rt % T) * half;  // [d/2]
+  auto rotate = [&](int64_t rt, int64_t t) {  // head vector rt [d] of [rows*T, d], at position index t
+    const float* c = cos + t * half;  // [d/2]
+    const float* s = sin + t * half;  // [d/2]
     const float* xv = x + rt * d;
     float* yv = out + rt * d;
     for (int64_t i = 0; i < half; ++i) {
@@ -30,7 +31,14 @@ void Kernels::rope_rotate(float* out, const float* x, const float* cos, const fl
       yv[2 * i] = accumulate ? yv[2 * i] + y0 : y0;
       yv[2 * i + 1] = accumulate ? yv[2 * i + 1] + y1 : y1;
     }
+  };
+  if (rows * T * d <= kParallelWork) {
+    for (int64_t r = 0; r < rows; ++r)  // no division for the position index
+      for (int64_t t = 0; t < T; ++t) rotate(r * T + t, t);
+    return;
   }
+#pragma omp parallel for
+  for (int64_t rt = 0; rt < rows * T; ++rt) rotate(rt, rt % T);
 }
 
 }  // namespace mg

@@ -12,17 +12,24 @@ constexpr int64_t kParallelWork = 1 << 14;
 
 }  // namespace
 
+// Small inputs (the decoder's one head of a window) stay out of an OpenMP region:
+// entering one costs more than their work, even on one thread.
 template <>
 void Kernels::causal_softmax_forward(float* weights, const float* scores, int64_t batch, int64_t Tq, int64_t Tk) {
   const int64_t rows = batch * Tq;
-#pragma omp parallel for if (rows * Tk > kParallelWork)
-  for (int64_t r = 0; r < rows; ++r) {
+  auto row = [&](int64_t r) {
     const int64_t visible = Tk - Tq + r % Tq + 1;  // keys 0 .. visible-1
     const float* s = scores + r * Tk;               // [Tk]
     float* w = weights + r * Tk;                    // [Tk]
     softmax_row(w, s, visible);
     for (int64_t k = visible; k < Tk; ++k) w[k] = 0.0f;
+  };
+  if (rows * Tk <= kParallelWork) {
+    for (int64_t r = 0; r < rows; ++r) row(r);
+    return;
   }
+#pragma omp parallel for
+  for (int64_t r = 0; r < rows; ++r) row(r);
 }
 
 // The Jacobian of softmax is diag(w) - w w^T, so ds = w * (dw - <w, dw>); masked keys
