@@ -4,17 +4,12 @@
 // and row reductions that give the same bits on one and two threads.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <bit>
 #include <cmath>
-#include <cstdint>
 #include <vector>
 
 #include "autograd/ops.h"
 #include "kernels/cross_entropy.h"
 #include "kernels/embedding.h"
-#include "kernels/expf_libm.h"
-#include "kernels/cpu_variant.h"
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
 #include "kernels/rope.h"
@@ -24,31 +19,6 @@
 
 namespace mg {
 namespace {
-
-// expf_libm must give std::exp's bits wherever the FMA variants run (glibc then runs its
-// __expf_fma, the algorithm expf_libm writes out): every 61st float from 0 down to past
-// the underflow threshold (what a max-subtracted softmax feeds it), every 61st up to past
-// the overflow threshold, and the edges.
-TEST(ExpfLibmTest, GivesTheBitsOfStdExp) {
-  const auto variants = supported_cpu_variants();
-  if (std::find(variants.begin(), variants.end(), CpuVariant::avx2) == variants.end())
-    GTEST_SKIP() << "no FMA on this CPU: the kernels use std::exp";
-  int64_t checked = 0;
-  auto expect_same = [&](float x) {
-    const float got = expf_libm(x), expected = std::exp(x);
-    ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(expected)) << "x = " << x << " (" << std::hexfloat
-                                                                              << x << ")";
-    ++checked;
-  };
-  for (uint32_t bits = 0x80000000u; bits <= 0xc2d00000u; bits += 61) expect_same(std::bit_cast<float>(bits));  // -0 .. -104
-  for (uint32_t bits = 0; bits <= 0x42b40000u; bits += 61) expect_same(std::bit_cast<float>(bits));  // 0 .. 90
-  for (float x : {-INFINITY, INFINITY, NAN, -0x1.9fe368p6f, -0x1.9fe36ap6f, -0x1.9d1d9ep6f, -0x1.9d1da0p6f,
-                  0x1.62e42ep6f, 0x1.62e430p6f, -87.0f, -1e-30f}) {
-    if (std::isnan(x)) EXPECT_TRUE(std::isnan(expf_libm(x)));
-    else expect_same(x);
-  }
-  EXPECT_GT(checked, 30000000);
-}
 
 Tensor random_tensor(Shape shape, uint64_t seed, double scale = 1.0, double shift = 0.0) {
   Rng rng(seed);

@@ -1,14 +1,11 @@
 // One row's max-subtracted softmax, shared by the causal softmax and cross-entropy so that
 // both compute it the same way (stable for logits of +-1e4). Always inlined, and with no
-// std:: algorithm inside (std::fma and std::bit_cast become instructions): kernels/cpu/
-// compiles it for three instruction sets, and an out-of-line copy could be shared with
-// baseline callers (see kernels/cpu_kernels.h).
+// std:: algorithm inside: kernels/cpu/ compiles it for three instruction sets, and an
+// out-of-line copy could be shared with baseline callers (see kernels/cpu_kernels.h).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
-
-#include "kernels/expf_libm.h"
 
 namespace mg {
 
@@ -24,16 +21,11 @@ struct SoftmaxRowStats {
   float max = x[0];
 #pragma omp simd reduction(max : max)
   for (int64_t v = 1; v < n; ++v) max = x[v] > max ? x[v] : max;
-  // exp in a loop of its own, so the FMA variants vectorise it (expf_libm: std::exp's
-  // bits); the sum after it, in index order.
-#ifdef __FMA__
-#pragma omp simd
-  for (int64_t v = 0; v < n; ++v) p[v] = expf_libm(x[v] - max);
-#else
-  for (int64_t v = 0; v < n; ++v) p[v] = std::exp(x[v] - max);
-#endif
   float sum = 0.0f;
-  for (int64_t v = 0; v < n; ++v) sum += p[v];
+  for (int64_t v = 0; v < n; ++v) {
+    p[v] = std::exp(x[v] - max);
+    sum += p[v];
+  }
   const float inv = 1.0f / sum;
   for (int64_t v = 0; v < n; ++v) p[v] *= inv;
   return {max, sum};
