@@ -164,7 +164,7 @@ void write_heads_page(const TrainResult& result) {
   // It scores the probe once per head (the ablation column): tens of seconds for the
   // default model, so the wait is announced (a run without a probe gets no page).
   if (result.probe_accuracy) {
-    std::fflush(stdout);
+    check_standard_output();  // the summary above reached its reader (else its error, not this line)
     std::fprintf(stderr, "writing %s (each head's role and ablation cost on the probe) ...\n",
                  (run_dir / "heads.html").c_str());
   }
