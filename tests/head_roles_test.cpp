@@ -202,6 +202,43 @@ TEST(HeadRoles, AnswerSourceRuleAndRoleNames) {
   EXPECT_EQ(role_name(s, th), "answer-finding(what,who)");
   s.answer_finding = 0.31;  // over all kinds: the plain name
   EXPECT_EQ(role_name(s, th), "answer-finding");
+  s.copy_forward = 0.3;
+  s.copy_forward_by_kind = {{"colour", 0.1}, {"what", 0.9}};
+  EXPECT_EQ(role_name(s, th), "answer-finding+copy-forward(what)");
+  s.answer_finding = 0.0;
+  s.answer_finding_by_kind.clear();
+  s.copy_forward = 0.5;
+  EXPECT_EQ(role_name(s, th), "copy-forward");
+}
+
+// Copy-forward reads row `source` of the pattern: a hand-set pattern whose source row puts
+// 0.8 on the symbol before it scores 0.8; the answer-finding row (the last) is separate.
+TEST(HeadRoles, CopyForwardIsTheSourceRowsWeightOnTheSymbolBeforeIt) {
+  const std::u32string text = U"小丁拿着红色的苹果。小丁拿着";
+  const Vocab vocab = Vocab::from_text(text);
+  Gpt model = test::small_model(1, 16, 32, vocab.size(), 5);
+  const std::vector<ProbeItem> probes = {{text, U'红', "colour", 4}};
+  RoleOptions o;
+  o.texts = probe_texts(vocab, probes, 32);
+  o.probes = &probes;
+  const RoleReport r = score_head_roles(model, vocab, o);
+  std::vector<Tensor> w;
+  ForwardOptions capture;
+  capture.projected_weights = &w;
+  {
+    NoGradGuard no_grad;
+    const std::vector<int32_t> ids = vocab.encode(text, "text");
+    model.forward(ids, 1, static_cast<int64_t>(ids.size()), capture);
+  }
+  const int64_t T = static_cast<int64_t>(text.size());
+  for (int64_t h = 0; h < 2; ++h) {
+    const float* p = w[0].data() + h * T * T;
+    ASSERT_TRUE(r.heads[h].copy_forward.has_value());
+    EXPECT_NEAR(*r.heads[h].copy_forward, p[4 * T + 3], 1e-7) << h;  // row 4 (红), key 3 (着)
+    EXPECT_NEAR(*r.heads[h].answer_finding, p[(T - 1) * T + 4], 1e-7) << h;
+    ASSERT_EQ(r.heads[h].copy_forward_by_kind.size(), 1u);
+    EXPECT_EQ(r.heads[h].copy_forward_by_kind[0].first, "colour");
+  }
 }
 
 TEST(HeadRoles, ProbeSourceFieldIsReadAndChecked) {

@@ -206,7 +206,8 @@ TEST(ProbeByKind, MetricsCarryItAtEveryEvaluationAndEvalScoresAnyProbeFile) {
     EXPECT_EQ(logged[i]["layer"], measured[i]["layer"]);
     EXPECT_EQ(logged[i]["head"], measured[i]["head"]);
     EXPECT_FALSE(logged[i].contains("accuracy_drop"));  // ablation is not run at every evaluation
-    for (const char* key : {"previous_token", "current_token", "first_position", "induction", "answer_finding"})
+    for (const char* key : {"previous_token", "current_token", "first_position", "induction", "answer_finding",
+                            "copy_forward"})
       EXPECT_NEAR(logged[i][key].get<double>(), want[key].get<double>(), 1e-9) << i << " " << key;
     EXPECT_EQ(logged[i]["role"], want["role"]);
     ASSERT_EQ(logged[i]["answer_finding_by_kind"].size(), 3u);

@@ -96,14 +96,17 @@ std::vector<int32_t> repeated_random_ids(int64_t vocab_size, int64_t count, uint
 std::string role_name(const HeadRoleScores& s, const RoleThresholds& th) {
   std::vector<std::string> names;
   auto passes = [](const std::optional<double>& v, double threshold) { return v && *v >= threshold; };
-  if (passes(s.answer_finding, th.answer_finding)) {
-    names.push_back("answer-finding");
-  } else {
-    std::string found;  // the kinds whose answers it finds
-    for (const auto& [kind, score] : s.answer_finding_by_kind)
-      if (score >= th.answer_finding) found += (found.empty() ? "" : ",") + kind;
-    if (!found.empty()) names.push_back("answer-finding(" + found + ")");
-  }
+  // Named overall, or else for the kinds on which the score reaches the threshold.
+  auto by_kind = [&](const char* name, const std::optional<double>& overall,
+                     const std::vector<std::pair<std::string, double>>& kinds, double threshold) {
+    if (passes(overall, threshold)) return names.push_back(name);
+    std::string found;
+    for (const auto& [kind, score] : kinds)
+      if (score >= threshold) found += (found.empty() ? "" : ",") + kind;
+    if (!found.empty()) names.push_back(std::string(name) + "(" + found + ")");
+  };
+  by_kind("answer-finding", s.answer_finding, s.answer_finding_by_kind, th.answer_finding);
+  by_kind("copy-forward", s.copy_forward, s.copy_forward_by_kind, th.copy_forward);
   if (passes(s.induction, th.induction)) names.push_back("induction");
   if (passes(s.previous_token, th.previous_token)) names.push_back("previous-token");
   if (s.best_offset >= 2 && passes(s.best_offset_score, th.offset))
@@ -149,9 +152,9 @@ RoleReport score_head_roles(Gpt& model, const Vocab& vocab, const RoleOptions& o
   const ModelConfig& c = model.config();
   const int64_t L = c.n_layer, H = c.n_head, heads = L * H;
   struct Sums {
-    PooledScore previous, current, first, induction, answer;
+    PooledScore previous, current, first, induction, answer, copy;
     std::vector<PooledScore> offsets;
-    std::vector<PooledScore> answer_by_kind;  // [kinds]
+    std::vector<PooledScore> answer_by_kind, copy_by_kind;  // [kinds]
   };
   std::vector<std::string> kinds;  // in order of first appearance in the probe set
   std::vector<Sums> sums(static_cast<size_t>(heads));
@@ -217,6 +220,14 @@ RoleReport score_head_roles(Gpt& model, const Vocab& vocab, const RoleOptions& o
           s.answer_by_kind.resize(kinds.size());
           s.answer_by_kind[kind].sum += weight;
           ++s.answer_by_kind[kind].rows;
+          if (source >= 1) {  // row `source` of [T,T]: how much of the symbol before it the source reads
+            const float copied = w[l].data()[(h * T + source) * T + source - 1];
+            s.copy.sum += copied;
+            ++s.copy.rows;
+            s.copy_by_kind.resize(kinds.size());
+            s.copy_by_kind[kind].sum += copied;
+            ++s.copy_by_kind[kind].rows;
+          }
         }
     }
   }
@@ -233,6 +244,9 @@ RoleReport score_head_roles(Gpt& model, const Vocab& vocab, const RoleOptions& o
       r.answer_finding = s.answer.mean();
       for (size_t k = 0; k < s.answer_by_kind.size(); ++k)
         if (auto m = s.answer_by_kind[k].mean()) r.answer_finding_by_kind.emplace_back(kinds[k], *m);
+      r.copy_forward = s.copy.mean();
+      for (size_t k = 0; k < s.copy_by_kind.size(); ++k)
+        if (auto m = s.copy_by_kind[k].mean()) r.copy_forward_by_kind.emplace_back(kinds[k], *m);
       for (int64_t k = 0; k < static_cast<int64_t>(s.offsets.size()); ++k) {
         auto m = s.offsets[k].mean();
         if (m && (!r.best_offset_score || *m > *r.best_offset_score)) {  // a tie keeps the smaller k

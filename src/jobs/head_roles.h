@@ -19,6 +19,10 @@
 //                    w[T-1][source], source the prompt index the answer copies (the probe
 //                    line's "source", else the rule answer_source states); also per question
 //                    kind, since a head may find the answers of one kind and not another.
+//   copy-forward     at each probe prompt's answer source s, w[s][s-1]: the head copies the
+//                    symbol before the answer into the answer's position. That is the first
+//                    half of an induction circuit: a later head, at a query holding that same
+//                    symbol, then finds the answer by matching what was copied. Per kind too.
 #pragma once
 
 #include <cstdint>
@@ -61,9 +65,10 @@ std::vector<int32_t> repeated_random_ids(int64_t vocab_size, int64_t count, uint
 // threshold, in this order, joined by "+"; none: "mixed". "offset -k" counts only k >= 2
 // (k = 0 and 1 are current- and previous-token). A head whose answer-finding score misses
 // the threshold over all kinds but reaches it on some is named for those kinds:
-// "answer-finding(what)".
+// "answer-finding(what)"; copy-forward likewise.
 struct RoleThresholds {
   double answer_finding = 0.3;  // 10x the uniform share of a 30-symbol prompt
+  double copy_forward = 0.5;    // as previous-token, but measured at the answers' sources
   double induction = 0.4;
   double previous_token = 0.5;
   double offset = 0.5;
@@ -75,6 +80,8 @@ struct HeadRoleScores {
   int64_t layer = 0, head = 0;
   std::optional<double> previous_token, current_token, first_position, induction, answer_finding;
   std::vector<std::pair<std::string, double>> answer_finding_by_kind;  // (kind, score), probe file order
+  std::optional<double> copy_forward;
+  std::vector<std::pair<std::string, double>> copy_forward_by_kind;
   int64_t best_offset = 0;  // k: the head reads s = t - k most (shown as offset -k)
   std::optional<double> best_offset_score;
   std::string role;  // e.g. "previous-token", "answer-finding+first-position", "mixed"
@@ -123,7 +130,7 @@ std::string format_roles(const RoleReport& report);
 
 // One head's scores as JSON ({"previous_token", "best_offset" (as an offset, -k),
 // "best_offset_score", "current_token", "first_position", "induction", "answer_finding",
-// "answer_finding_by_kind" {kind: score}, "role", "accuracy_drop", "accuracy_drop_by_kind"
+// "answer_finding_by_kind" {kind: score}, "copy_forward", "copy_forward_by_kind", "role", "accuracy_drop", "accuracy_drop_by_kind"
 // {kind: drop}}; null where not measured), and the whole report.
 nlohmann::ordered_json head_roles_json(const HeadRoleScores& scores);
 nlohmann::ordered_json role_report_json(const RoleReport& report);

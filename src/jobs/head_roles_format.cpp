@@ -17,23 +17,27 @@ std::string format_roles(const RoleReport& r) {
   const RoleThresholds& th = r.thresholds;
   std::string out = "head roles: attention-pattern scores in [0, 1], pooled over the query rows of " + r.texts + "\n";
   out += format("  induction over %lld repeated random symbol sequences (seeds 1..%lld, each twice); answer-finding "
-                "over %lld probe prompts, at the last position, weight on the answer's source\n",
+                "over %lld probe prompts, at the last position, weight on the answer's source; copy-forward (copy) "
+                "at the answer's source, weight on the symbol before it\n",
                 static_cast<long long>(r.induction_texts), static_cast<long long>(r.induction_texts),
                 static_cast<long long>(r.answer_items));
-  out += format("  role: every score at or over its threshold (answer-finding %.2f, induction %.2f, previous-token "
-                "%.2f, offset-k for k >= 2 %.2f, current-token %.2f, first-position %.2f), else \"mixed\"\n",
-                th.answer_finding, th.induction, th.previous_token, th.offset, th.current_token, th.first_position);
+  out += format("  role: every score at or over its threshold (answer-finding %.2f, copy-forward %.2f, induction "
+                "%.2f, previous-token %.2f, offset-k for k >= 2 %.2f, current-token %.2f, first-position %.2f), else "
+                "\"mixed\"; answer-finding and copy-forward also per question kind, as name(kind)\n",
+                th.answer_finding, th.copy_forward, th.induction, th.previous_token, th.offset, th.current_token,
+                th.first_position);
   const bool drops = r.base_accuracy.has_value();
   if (drops)
     out += format("  drop: probe accuracy %.4f minus the accuracy with the head %s-ablated (> 0: the head helps)\n",
                   *r.base_accuracy, r.ablation.c_str());
-  out += "\nlayer head   prev  offset (k)    cur  first  induct  answer";
+  out += "\nlayer head   prev  offset (k)    cur  first  induct  answer    copy";
   out += drops ? "    drop  role\n" : "  role\n";
   for (const HeadRoleScores& h : r.heads) {
-    out += format("%5lld %4lld  %s  %s (%3lld) %s %s  %s  %s", static_cast<long long>(h.layer),
+    out += format("%5lld %4lld  %s  %s (%3lld) %s %s  %s  %s  %s", static_cast<long long>(h.layer),
                   static_cast<long long>(h.head), cell(h.previous_token).c_str(), cell(h.best_offset_score).c_str(),
                   static_cast<long long>(-h.best_offset), cell(h.current_token).c_str(),
-                  cell(h.first_position).c_str(), cell(h.induction).c_str(), cell(h.answer_finding).c_str());
+                  cell(h.first_position).c_str(), cell(h.induction).c_str(), cell(h.answer_finding).c_str(),
+                  cell(h.copy_forward).c_str());
     if (drops) out += "  " + (h.accuracy_drop ? format("%+6.3f", *h.accuracy_drop) : std::string("     -"));
     out += "  " + h.role + "\n";
   }
@@ -43,7 +47,7 @@ std::string format_roles(const RoleReport& r) {
     for (const auto& [kind, score] : h.answer_finding_by_kind)
       if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
   if (kinds.empty()) return out;
-  out += "\nper question kind: answer-finding score";
+  out += "\nper question kind: answer-finding score / copy-forward score";
   out += drops ? " / accuracy drop when ablated" : "";
   if (drops) {
     out += " (intact:";
@@ -51,7 +55,7 @@ std::string format_roles(const RoleReport& r) {
     out += ")";
   }
   out += "\nlayer head";
-  for (const std::string& kind : kinds) out += format("  %15s", kind.c_str());
+  for (const std::string& kind : kinds) out += format(drops ? "  %24s" : "  %15s", kind.c_str());
   out += "\n";
   auto value_of = [](const std::vector<std::pair<std::string, double>>& values, const std::string& kind) {
     for (const auto& [k, v] : values)
@@ -61,10 +65,12 @@ std::string format_roles(const RoleReport& r) {
   for (const HeadRoleScores& h : r.heads) {
     out += format("%5lld %4lld", static_cast<long long>(h.layer), static_cast<long long>(h.head));
     for (const std::string& kind : kinds) {
-      const auto score = value_of(h.answer_finding_by_kind, kind), drop = value_of(h.accuracy_drop_by_kind, kind);
-      const std::string a = score ? format("%.3f", *score) : std::string("-");
-      out += drops ? format("  %6s / %6s", a.c_str(), drop ? format("%+.3f", *drop).c_str() : "-")
-                   : format("  %15s", a.c_str());
+      const auto score = value_of(h.answer_finding_by_kind, kind), copy = value_of(h.copy_forward_by_kind, kind),
+                 drop = value_of(h.accuracy_drop_by_kind, kind);
+      auto number = [](const std::optional<double>& v) { return v ? format("%.3f", *v) : std::string("-"); };
+      const std::string pair = number(score) + " / " + number(copy);
+      out += drops ? format("  %15s / %6s", pair.c_str(), drop ? format("%+.3f", *drop).c_str() : "-")
+                   : format("  %15s", pair.c_str());
     }
     out += "\n";
   }
@@ -88,6 +94,8 @@ nlohmann::ordered_json head_roles_json(const HeadRoleScores& h) {
               {"induction", optional_number(h.induction)},
               {"answer_finding", optional_number(h.answer_finding)},
               {"answer_finding_by_kind", by_kind(h.answer_finding_by_kind)},
+              {"copy_forward", optional_number(h.copy_forward)},
+              {"copy_forward_by_kind", by_kind(h.copy_forward_by_kind)},
               {"role", h.role},
               {"accuracy_drop", optional_number(h.accuracy_drop)},
               {"accuracy_drop_by_kind", by_kind(h.accuracy_drop_by_kind)}};
@@ -101,6 +109,7 @@ nlohmann::ordered_json role_report_json(const RoleReport& r) {
               {"answer_items", r.answer_items},
               {"thresholds",
                {{"answer_finding", r.thresholds.answer_finding},
+                {"copy_forward", r.thresholds.copy_forward},
                 {"induction", r.thresholds.induction},
                 {"previous_token", r.thresholds.previous_token},
                 {"offset", r.thresholds.offset},
