@@ -348,10 +348,17 @@
       row('current token', r.current_token, th.current_token),
       row('first position', r.first_position, th.first_position),
       row('induction', r.induction, th.induction),
-      row('answer-finding', r.answer_finding, th.answer_finding));
+      row('answer-finding', r.answer_finding, th.answer_finding),
+      row('copy-forward', r.copy_forward, th.copy_forward));
+    // Per question kind: a head may find (or copy) one kind's answers and not another's.
+    for (const [kind, value] of Object.entries(r.answer_finding_by_kind || {}))
+      table.append(row(`answer-finding: ${kind}`, value, th.answer_finding));
+    for (const [kind, value] of Object.entries(r.copy_forward_by_kind || {}))
+      table.append(row(`copy-forward: ${kind}`, value, th.copy_forward));
+    const byKind = Object.entries(r.accuracy_drop_by_kind || {}).map(([kind, d]) => `${kind} ${signed(d, 3)}`).join(', ');
     const drop = r.accuracy_drop === null ? 'no probe: no ablation cost'
       : `ablation cost: probe accuracy ${fixed(data.roles.probe_accuracy, 3)} → ${fixed(data.roles.probe_accuracy - r.accuracy_drop, 3)} ` +
-        `(drop ${signed(r.accuracy_drop, 3)}, ${data.roles.ablation} ablation)`;
+        `(drop ${signed(r.accuracy_drop, 3)}, ${data.roles.ablation} ablation)` + (byKind ? `; by kind: ${byKind}` : '');
     $('detail-info').replaceChildren(
       el('p', {}, el('strong', { text: `role: ${r.role}` })),
       table,
@@ -555,12 +562,17 @@
         : Object.entries(e.head_roles).map(([k, v]) => [k, (v && (v.roles || v.scores)) || v]);
       for (const [key, scores] of entries) {
         if (!scores || typeof scores !== 'object') continue;
-        for (const [name, value] of Object.entries(scores)) {
-          if (typeof value !== 'number' || name === 'layer' || name === 'head' || name === 'best_offset') continue;
+        const add = (name, value) => {
           if (!byScore.has(name)) byScore.set(name, new Map());
           const heads = byScore.get(name);
           if (!heads.has(key)) heads.set(key, []);
           heads.get(key).push([e.step, value]);
+        };
+        for (const [name, value] of Object.entries(scores)) {
+          if (name === 'layer' || name === 'head' || name === 'best_offset') continue;
+          if (typeof value === 'number') add(name, value);
+          else if (value && typeof value === 'object')  // per question kind: answer_finding_by_kind.what
+            for (const [kind, v] of Object.entries(value)) if (typeof v === 'number') add(`${name}.${kind}`, v);
         }
       }
     }
