@@ -271,7 +271,8 @@ Run add_inspect_heads_command(CLI::App& app) {
                   "numbers");
   cmd->add_flag("--roles", o->roles,
                 "Each head's role scores (previous-token, offset, current-token, first position, induction, "
-                "answer-finding), its role and its probe-accuracy drop when ablated");
+                "answer-finding, copy-forward; the last two also per question kind), its role and its "
+                "probe-accuracy drop when ablated, overall and per kind");
   cmd->add_option("--probe", o->probe, "Probe set for --roles (default: the config's data.probe_path)");
   cmd->add_option("--text-file", o->text_file, "With --roles: score patterns on this file's block_size windows "
                                                 "instead of the probe prompts");

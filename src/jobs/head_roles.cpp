@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "tensor/error.h"
 #include "tensor/random.h"
@@ -130,18 +131,28 @@ std::vector<std::vector<int32_t>> text_windows(const std::vector<int32_t>& ids, 
   return out;
 }
 
+namespace {
+
+// A probe prompt's ids, or nothing when the vocabulary lacks one of its symbols.
+std::optional<std::vector<int32_t>> prompt_ids(const Vocab& vocab, const ProbeItem& item) {
+  std::vector<int32_t> ids;
+  for (char32_t c : item.prompt) {
+    auto id = vocab.find(c);
+    if (!id) return std::nullopt;
+    ids.push_back(*id);
+  }
+  return ids;
+}
+
+}  // namespace
+
 std::vector<std::vector<int32_t>> probe_texts(const Vocab& vocab, const std::vector<ProbeItem>& probes,
                                               int64_t block_size) {
   std::vector<std::vector<int32_t>> out;
   for (const ProbeItem& item : probes) {
-    std::vector<int32_t> ids;
-    bool known = true;
-    for (char32_t c : item.prompt) {
-      auto id = vocab.find(c);
-      if (!id) known = false;
-      else ids.push_back(*id);
-    }
-    if (!known || ids.empty()) continue;
+    std::optional<std::vector<int32_t>> known = prompt_ids(vocab, item);
+    if (!known || known->empty()) continue;
+    std::vector<int32_t> ids = std::move(*known);
     if (static_cast<int64_t>(ids.size()) > block_size) ids.erase(ids.begin(), ids.end() - block_size);
     out.push_back(std::move(ids));
   }
@@ -194,14 +205,9 @@ RoleReport score_head_roles(Gpt& model, const Vocab& vocab, const RoleOptions& o
     for (const ProbeItem& item : *o.probes) {
       int64_t source = answer_source(item);
       if (source < 0) continue;
-      std::vector<int32_t> ids;
-      bool known = true;
-      for (char32_t ch : item.prompt) {
-        auto id = vocab.find(ch);
-        if (!id) known = false;
-        else ids.push_back(*id);
-      }
+      std::optional<std::vector<int32_t>> known = prompt_ids(vocab, item);
       if (!known) continue;
+      std::vector<int32_t> ids = std::move(*known);
       const int64_t dropped = std::max<int64_t>(0, static_cast<int64_t>(ids.size()) - c.block_size);
       ids.erase(ids.begin(), ids.begin() + dropped);
       source -= dropped;
