@@ -14,16 +14,17 @@ import sys
 
 # layer -> the layers its files may include (besides its own)
 ALLOWED = {
-    "tensor": set(),
-    "kernels": {"tensor"},
-    "autograd": {"tensor", "kernels"},
-    "nn": {"tensor", "kernels", "autograd"},
-    "optim": {"tensor", "kernels", "autograd", "nn"},
-    "data": {"tensor"},
-    "dist": {"tensor"},
-    "io": {"tensor", "data", "nn"},
-    "jobs": {"tensor", "kernels", "autograd", "nn", "optim", "data", "dist", "io"},
-    "cli": {"tensor", "kernels", "autograd", "nn", "optim", "data", "dist", "io", "jobs"},
+    "core": set(),
+    "tensor": {"core"},
+    "kernels": {"core", "tensor"},
+    "autograd": {"core", "tensor", "kernels"},
+    "nn": {"core", "tensor", "kernels", "autograd"},
+    "optim": {"core", "tensor", "kernels", "autograd", "nn"},
+    "data": {"core"},
+    "dist": {"core"},
+    "io": {"core", "tensor", "data", "nn"},
+    "jobs": {"core", "tensor", "kernels", "autograd", "nn", "optim", "data", "dist", "io"},
+    "cli": {"core", "tensor", "kernels", "autograd", "nn", "optim", "data", "dist", "io", "jobs"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"', re.MULTILINE)
 

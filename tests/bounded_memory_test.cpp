@@ -16,7 +16,7 @@
 #include "data/corpus.h"
 #include "io/memory_budget.h"
 #include "nn/parameters.h"
-#include "tensor/error.h"
+#include "core/error.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;

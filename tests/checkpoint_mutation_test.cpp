@@ -25,7 +25,7 @@
 #include "io/safetensors.h"
 #include "jobs/model_store.h"
 #include "optim/adamw.h"
-#include "tensor/error.h"
+#include "core/error.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;

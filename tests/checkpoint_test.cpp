@@ -14,7 +14,7 @@
 #include "io/checkpoint.h"
 #include "io/safetensors.h"
 #include "nn/parameters.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace fs = std::filesystem;
 using namespace mg;

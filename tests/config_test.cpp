@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "io/config.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace fs = std::filesystem;
 using namespace mg;

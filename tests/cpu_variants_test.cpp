@@ -24,8 +24,8 @@
 #include "autograd/ops.h"
 #include "autograd/var.h"
 #include "nn/gpt.h"
-#include "tensor/error.h"
-#include "tensor/random.h"
+#include "core/error.h"
+#include "core/random.h"
 #include "test_support.h"
 
 namespace mg {

@@ -8,7 +8,7 @@
 
 #include "jobs/data_parallel.h"
 #include "jobs/evaluate.h"
-#include "tensor/error.h"
+#include "core/error.h"
 #include "test_support.h"
 
 namespace mg {

@@ -15,7 +15,7 @@
 #include "data/token_ids.h"
 #include "data/utf8.h"
 #include "data/vocab.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

@@ -12,7 +12,7 @@
 #include "kernels/runtime.h"
 #include "nn/decoder.h"
 #include "kernels/packed_linear.h"
-#include "tensor/error.h"
+#include "core/error.h"
 #include "test_support.h"
 
 namespace mg {

@@ -20,7 +20,7 @@
 
 #include "kernels/gemm.h"
 #include "kernels/onednn_ops.h"
-#include "tensor/random.h"
+#include "core/random.h"
 
 namespace mg {
 namespace {

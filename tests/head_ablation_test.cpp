@@ -5,7 +5,7 @@
 
 #include "jobs/evaluate.h"
 #include "jobs/head_ablation.h"
-#include "tensor/error.h"
+#include "core/error.h"
 #include "test_support.h"
 
 namespace mg {

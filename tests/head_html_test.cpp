@@ -17,7 +17,7 @@
 #include "jobs/head_trace.h"
 #include "jobs/inspect.h"
 #include "jobs/model_store.h"
-#include "tensor/error.h"
+#include "core/error.h"
 #include "test_support.h"
 
 namespace mg {

@@ -8,7 +8,7 @@
 
 #include "data/probe.h"
 #include "jobs/head_roles.h"
-#include "tensor/error.h"
+#include "core/error.h"
 #include "test_support.h"
 
 namespace mg {

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "jobs/head_trace.h"
-#include "tensor/error.h"
+#include "core/error.h"
 #include "test_support.h"
 
 namespace mg {

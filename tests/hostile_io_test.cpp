@@ -22,7 +22,7 @@
 #include "io/dir_lock.h"
 #include "io/json_text.h"
 #include "nn/parameters.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

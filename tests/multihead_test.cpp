@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "autograd/ops.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

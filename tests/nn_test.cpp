@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "nn/gpt.h"
-#include "tensor/error.h"
+#include "core/error.h"
 #include "test_support.h"
 
 namespace mg {

@@ -12,7 +12,7 @@
 #include "kernels/layernorm.h"
 #include "kernels/onednn_ops.h"
 #include "kernels/softmax.h"
-#include "tensor/random.h"
+#include "core/random.h"
 
 namespace mg {
 namespace {

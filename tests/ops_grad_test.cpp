@@ -25,7 +25,7 @@
 #include "kernels/rope.h"
 #include "kernels/runtime.h"
 #include "kernels/softmax.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 

@@ -18,7 +18,7 @@
 #include "io/config.h"
 #include "jobs/evaluate.h"
 #include "jobs/train.h"
-#include "tensor/error.h"
+#include "core/error.h"
 #include "test_support.h"
 
 namespace mg {

@@ -9,7 +9,7 @@
 #include "autograd/ops.h"
 #include "kernels/profile.h"
 #include "kernels/runtime.h"
-#include "tensor/random.h"
+#include "core/random.h"
 
 namespace mg {
 namespace {

@@ -14,7 +14,7 @@
 
 #include "io/safetensors.h"
 #include "io/sha256.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace fs = std::filesystem;
 using namespace mg;

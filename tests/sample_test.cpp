@@ -9,7 +9,7 @@
 #include "data/utf8.h"
 #include "jobs/generate.h"
 #include "jobs/train.h"
-#include "tensor/error.h"
+#include "core/error.h"
 #include "test_support.h"
 
 namespace mg {

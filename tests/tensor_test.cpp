@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "tensor/error.h"
+#include "core/error.h"
 #include "tensor/tensor.h"
 
 namespace mg {

@@ -9,7 +9,7 @@
 
 #include "autograd/var.h"
 #include "kernels/rope.h"
-#include "tensor/random.h"
+#include "core/random.h"
 
 namespace mg {
 

@@ -11,7 +11,7 @@
 #include "kernels/gemm.h"
 #include "kernels/profile.h"
 #include "kernels/softmax.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

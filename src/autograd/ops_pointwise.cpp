@@ -9,7 +9,7 @@
 #include "kernels/onednn_ops.h"
 #include "kernels/profile.h"
 #include "kernels/runtime.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

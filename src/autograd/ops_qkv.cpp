@@ -11,7 +11,7 @@
 #include "autograd/ops.h"
 #include "kernels/gemm.h"
 #include "kernels/profile.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

@@ -10,7 +10,7 @@
 #include "kernels/cross_entropy.h"
 #include "kernels/embedding.h"
 #include "kernels/profile.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

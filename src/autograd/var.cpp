@@ -4,7 +4,7 @@
 #include <string>
 #include <unordered_set>
 
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

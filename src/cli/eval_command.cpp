@@ -13,7 +13,7 @@
 #include "jobs/evaluate.h"
 #include "jobs/head_ablation.h"
 #include "jobs/model_store.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg::cli {
 

@@ -26,7 +26,7 @@
 #include "jobs/inspect.h"
 #include "jobs/inspect_format.h"
 #include "jobs/model_store.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg::cli {
 namespace {

@@ -19,7 +19,7 @@
 #include "io/config.h"
 #include "kernels/cpu_variant.h"
 #include "kernels/runtime.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 #ifndef MINI_GPT_VERSION
 #define MINI_GPT_VERSION "dev"

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg::cli {
 namespace {

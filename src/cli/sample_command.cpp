@@ -12,7 +12,7 @@
 #include "data/utf8.h"
 #include "jobs/generate.h"
 #include "jobs/model_store.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg::cli {
 namespace {

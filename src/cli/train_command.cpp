@@ -18,7 +18,7 @@
 #include "io/config.h"
 #include "jobs/head_html.h"
 #include "jobs/train.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg::cli {
 namespace {

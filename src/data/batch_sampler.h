@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "data/token_ids.h"
-#include "tensor/random.h"
+#include "core/random.h"
 
 namespace mg {
 
@@ -42,7 +42,7 @@ class BatchSampler {
   // Fills inputs [B,T] and targets [B,T] (row-major, B = batch_size, T = block_size).
   void next(std::span<int32_t> inputs, std::span<int32_t> targets);
 
-  // The Rng state string (tensor/random.h) and back; restore throws InputError when
+  // The Rng state string (core/random.h) and back; restore throws InputError when
   // STATE is malformed.
   std::string state() const { return rng_.state_string(); }
   void restore(const std::string& state) { rng_.set_state_string(state); }

@@ -9,7 +9,7 @@
 
 #include "data/text_file.h"
 #include "data/utf8.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

@@ -1,7 +1,7 @@
 // check_json_limits: one pass over the text, tracking strings and escapes.
 #include "data/json_limits.h"
 
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

@@ -6,7 +6,7 @@
 #include "data/json_limits.h"
 #include "data/text_file.h"
 #include "data/utf8.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "data/utf8.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 

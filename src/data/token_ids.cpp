@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

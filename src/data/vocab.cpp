@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "data/utf8.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

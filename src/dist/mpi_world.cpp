@@ -16,7 +16,7 @@
 #include <cstdlib>
 #include <cstdio>
 
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg::mpi_world {
 namespace {
@@ -133,7 +133,7 @@ void abort_all(int status) {
 
 #include <cstdlib>
 
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg::mpi_world {
 std::unique_ptr<Communicator> start(double) { MG_CHECK(false, "this build has no MPI (MINI_GPT_MPI is OFF)"); }

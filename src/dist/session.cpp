@@ -6,7 +6,7 @@
 
 #include "dist/communicator.h"
 #include "dist/mpi_world.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "data/text_file.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

@@ -13,7 +13,7 @@
 #include "io/json_text.h"
 #include "io/safetensors.h"
 #include "nn/parameters.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

@@ -14,7 +14,7 @@
 #include "data/text_file.h"
 #include "data/utf8.h"
 #include "io/json_text.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

@@ -10,7 +10,7 @@
 
 #include <cstdio>
 
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 

@@ -15,7 +15,7 @@
 #include "io/json_text.h"
 #include "io/safetensors.h"
 #include "io/sha256.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

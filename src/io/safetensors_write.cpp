@@ -12,7 +12,7 @@
 #include "io/atomic_file.h"
 #include "io/safetensors.h"
 #include "io/sha256.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

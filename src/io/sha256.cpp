@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "data/batch_sampler.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

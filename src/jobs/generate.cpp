@@ -4,7 +4,7 @@
 #include <bit>
 #include <cmath>
 
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "nn/decoder.h"
 #include "nn/gpt.h"
-#include "tensor/random.h"
+#include "core/random.h"
 
 namespace mg {
 

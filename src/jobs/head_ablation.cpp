@@ -4,7 +4,7 @@
 
 #include "jobs/evaluate.h"
 #include "jobs/head_trace.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 

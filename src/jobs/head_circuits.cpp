@@ -9,7 +9,7 @@
 #include <numeric>
 
 #include "jobs/inspect_format.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 extern "C" void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda, double* wr,
                        double* wi, double* vl, const int* ldvl, double* vr, const int* ldvr, double* work,

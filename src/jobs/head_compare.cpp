@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 

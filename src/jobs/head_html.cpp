@@ -21,7 +21,7 @@
 #include "jobs/inspect.h"
 #include "jobs/inspect_format.h"
 #include "jobs/model_store.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

@@ -7,8 +7,8 @@
 #include <numeric>
 #include <optional>
 
-#include "tensor/error.h"
-#include "tensor/random.h"
+#include "core/error.h"
+#include "core/random.h"
 
 namespace mg {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "jobs/inspect_format.h"
 #include "kernels/rope.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

@@ -17,7 +17,7 @@
 
 #include "data/utf8.h"
 #include "jobs/inspect_format.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

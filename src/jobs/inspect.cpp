@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

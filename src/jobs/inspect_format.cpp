@@ -9,7 +9,7 @@
 #include <cstdlib>
 
 #include "data/utf8.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 

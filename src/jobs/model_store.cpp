@@ -3,7 +3,7 @@
 #include "jobs/model_store.h"
 
 #include "optim/adamw.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 

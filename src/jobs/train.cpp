@@ -28,7 +28,7 @@
 #include "jobs/model_store.h"
 #include "kernels/runtime.h"
 #include "optim/adamw.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "kernels/cpu_kernels.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

@@ -16,7 +16,7 @@
 #include "kernels/gemm.h"
 #include "kernels/onednn_ops.h"
 #include "oneapi/dnnl/dnnl.hpp"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "oneapi/dnnl/dnnl.hpp"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "kernels/cpu_kernels.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

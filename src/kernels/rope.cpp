@@ -7,7 +7,7 @@
 #include <cmath>
 #include <string>
 
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 

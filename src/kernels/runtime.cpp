@@ -7,7 +7,7 @@
 
 #include "kernels/gemm.h"
 #include "kernels/profile.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 extern "C" void openblas_set_num_threads(int);
 

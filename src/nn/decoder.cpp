@@ -12,7 +12,7 @@
 #include "kernels/layernorm.h"
 #include "kernels/rope.h"
 #include "kernels/softmax.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

@@ -11,7 +11,7 @@
 #include "kernels/rope.h"
 #include "nn/model_config.h"
 #include "nn/parameters.h"
-#include "tensor/random.h"
+#include "core/random.h"
 
 namespace mg {
 

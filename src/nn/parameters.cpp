@@ -1,6 +1,6 @@
 #include "nn/parameters.h"
 
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 

@@ -8,7 +8,7 @@
 #include <map>
 #include <vector>
 
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

@@ -28,7 +28,7 @@
 #include "kernels/packed_linear.h"
 #include "kernels/runtime.h"
 #include "kernels/softmax.h"
-#include "tensor/random.h"
+#include "core/random.h"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include "fuzz_support.h"
 #include "io/checkpoint.h"
 #include "nn/parameters.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace {
 

@@ -17,7 +17,7 @@
 
 #include "fuzz_support.h"
 #include "io/config.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace {
 

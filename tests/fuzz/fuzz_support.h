@@ -1,6 +1,6 @@
 // Helpers shared by the libFuzzer targets: a broken invariant aborts (libFuzzer then
 // saves the input as a crash reproducer), and every InputError must keep the contract
-// of tensor/error.h, one line naming what is wrong, since the CLI prints it as is.
+// of core/error.h, one line naming what is wrong, since the CLI prints it as is.
 #pragma once
 
 #include <sys/mman.h>

@@ -20,7 +20,7 @@
 #include "data/utf8.h"
 #include "data/vocab.h"
 #include "fuzz_support.h"
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace {
 

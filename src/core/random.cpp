@@ -1,9 +1,9 @@
-#include "tensor/random.h"
+#include "core/random.h"
 
 #include <cmath>
 #include <sstream>
 
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 namespace {

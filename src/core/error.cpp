@@ -1,4 +1,4 @@
-#include "tensor/error.h"
+#include "core/error.h"
 
 namespace mg {
 
