@@ -185,7 +185,9 @@ TEST_P(HeadTraceTest, EveryNumberEqualsTheForwardPassPastPosition32) {
         expect_near_all(tr.weights, blk.w[head][P], tol, at + " weights");
         for (int64_t s = 0; s < tr.T; ++s) {
           EXPECT_NEAR(tr.forward_weights[s], blk.w[head][P][s], tol) << at << " forward weights";
-          if (s > P) EXPECT_EQ(tr.weights[s], 0.0);
+          if (s > P) {
+            EXPECT_EQ(tr.weights[s], 0.0);
+          }
         }
         expect_near_all(tr.head_output, blk.out[head][P], tol, at + " head output");
         expect_near_all(tr.contribution, blk.contribution[head][P], tol, at + " contribution");

@@ -181,7 +181,9 @@ TEST(NumericsTest, TrainingAtLearningRate10WithoutWarmupStaysFinite) {
   for (const TrainProgress& p : steps) {
     EXPECT_TRUE(std::isfinite(p.loss)) << "step " << p.step;
     EXPECT_TRUE(std::isfinite(p.grad_norm)) << "step " << p.step;
-    if (p.val_loss) EXPECT_TRUE(std::isfinite(*p.val_loss)) << "step " << p.step;
+    if (p.val_loss) {
+      EXPECT_TRUE(std::isfinite(*p.val_loss)) << "step " << p.step;
+    }
   }
   const LoadedModel saved = load_model(dir / "run" / "latest.safetensors");
   for (const auto& [name, tensor] : saved.checkpoint.tensors)

@@ -289,7 +289,9 @@ TEST_P(OpsGradTest, CausalAttentionWeightsFusedMatchesFiniteDifferencesAndCompos
   Var composed = causal_softmax(scale(matmul(q2, k2, true), s));
   for (int64_t i = 0; i < fused.value().numel(); ++i) {
     EXPECT_NEAR(fused.value()[i], composed.value()[i], 1e-6) << "weight " << i;
-    if (composed.value()[i] == 0.0f) EXPECT_EQ(fused.value()[i], 0.0f) << "masked weight " << i;
+    if (composed.value()[i] == 0.0f) {
+      EXPECT_EQ(fused.value()[i], 0.0f) << "masked weight " << i;
+    }
   }
   backward(weighted_sum_op(fused, weights));
   backward(weighted_sum_op(composed, weights));

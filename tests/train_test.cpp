@@ -89,7 +89,9 @@ TEST(TrainTest, StoppedAndResumedRunPrintsTheSameLossesBitForBit) {
     EXPECT_EQ(a[i]["loss"].get<double>(), b[i]["loss"].get<double>()) << "step " << i + 1;
     EXPECT_EQ(a[i]["grad_norm"].get<double>(), b[i]["grad_norm"].get<double>()) << "step " << i + 1;
     EXPECT_EQ(a[i].contains("val_loss"), b[i].contains("val_loss"));
-    if (a[i].contains("val_loss")) EXPECT_EQ(a[i]["val_loss"].get<double>(), b[i]["val_loss"].get<double>());
+    if (a[i].contains("val_loss")) {
+      EXPECT_EQ(a[i]["val_loss"].get<double>(), b[i]["val_loss"].get<double>());
+    }
   }
   Checkpoint x = load_checkpoint(straight_dir / "latest.safetensors");
   Checkpoint y = load_checkpoint(resumed_dir / "latest.safetensors");
