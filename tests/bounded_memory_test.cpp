@@ -18,6 +18,7 @@
 #include "spec/parameter_shapes.h"
 #include "core/error.h"
 #include "tensor/tensor.h"
+#include "config_support.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
