@@ -15,8 +15,10 @@
 
 #include "data/corpus.h"
 #include "io/memory_budget.h"
-#include "nn/parameters.h"
+#include "spec/parameter_shapes.h"
 #include "core/error.h"
+#include "tensor/tensor.h"
+#include "config_support.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;

@@ -26,6 +26,8 @@
 #include "jobs/model_store.h"
 #include "optim/adamw.h"
 #include "core/error.h"
+#include "config_support.h"
+#include "model_support.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;

@@ -13,7 +13,7 @@
 
 #include "io/checkpoint.h"
 #include "io/safetensors.h"
-#include "nn/parameters.h"
+#include "spec/parameter_shapes.h"
 #include "core/error.h"
 
 namespace fs = std::filesystem;

@@ -26,7 +26,7 @@
 #include "nn/gpt.h"
 #include "core/error.h"
 #include "core/random.h"
-#include "test_support.h"
+#include "model_support.h"
 
 namespace mg {
 namespace {

@@ -9,7 +9,7 @@
 #include "jobs/data_parallel.h"
 #include "jobs/evaluate.h"
 #include "core/error.h"
-#include "test_support.h"
+#include "model_support.h"
 
 namespace mg {
 namespace {

@@ -13,7 +13,7 @@
 #include "nn/decoder.h"
 #include "kernels/packed_linear.h"
 #include "core/error.h"
-#include "test_support.h"
+#include "model_support.h"
 
 namespace mg {
 namespace {

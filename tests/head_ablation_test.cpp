@@ -6,7 +6,7 @@
 #include "jobs/evaluate.h"
 #include "jobs/head_ablation.h"
 #include "core/error.h"
-#include "test_support.h"
+#include "model_support.h"
 
 namespace mg {
 namespace {

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "jobs/head_circuits.h"
-#include "test_support.h"
+#include "model_support.h"
 
 namespace mg {
 namespace {

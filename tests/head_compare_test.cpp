@@ -8,7 +8,7 @@
 
 #include "data/vocab.h"
 #include "jobs/head_compare.h"
-#include "test_support.h"
+#include "model_support.h"
 
 namespace mg {
 namespace {

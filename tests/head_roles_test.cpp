@@ -9,6 +9,7 @@
 #include "data/probe.h"
 #include "jobs/head_roles.h"
 #include "core/error.h"
+#include "model_support.h"
 #include "test_support.h"
 
 namespace mg {

@@ -8,7 +8,7 @@
 
 #include "jobs/head_trace.h"
 #include "core/error.h"
-#include "test_support.h"
+#include "model_support.h"
 
 namespace mg {
 namespace {

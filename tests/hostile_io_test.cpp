@@ -21,7 +21,7 @@
 #include "io/config.h"
 #include "io/dir_lock.h"
 #include "io/json_text.h"
-#include "nn/parameters.h"
+#include "spec/parameter_shapes.h"
 #include "core/error.h"
 
 namespace mg {

@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "io/checkpoint.h"
+#include "config_support.h"
 #include "test_support.h"
 
 namespace mg {

@@ -6,7 +6,6 @@
 
 #include "nn/gpt.h"
 #include "core/error.h"
-#include "test_support.h"
 
 namespace mg {
 namespace {

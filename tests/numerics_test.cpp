@@ -19,6 +19,8 @@
 #include "kernels/cross_entropy.h"
 #include "kernels/onednn_ops.h"
 #include "kernels/softmax.h"
+#include "config_support.h"
+#include "model_support.h"
 #include "test_support.h"
 
 namespace mg {

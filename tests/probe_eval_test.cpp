@@ -19,6 +19,8 @@
 #include "jobs/evaluate.h"
 #include "jobs/train.h"
 #include "core/error.h"
+#include "config_support.h"
+#include "model_support.h"
 #include "test_support.h"
 
 namespace mg {

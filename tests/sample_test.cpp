@@ -10,6 +10,8 @@
 #include "jobs/generate.h"
 #include "jobs/train.h"
 #include "core/error.h"
+#include "config_support.h"
+#include "model_support.h"
 #include "test_support.h"
 
 namespace mg {

@@ -1,4 +1,5 @@
-// Helpers shared by the tests that train or run the mini-gpt binary.
+// Folders, files and the mini-gpt binary for the tests: no layer of src/, so any test may
+// use it. The layered helpers are beside it: config_support.h (io), model_support.h (nn).
 #pragma once
 
 #include <sys/wait.h>
@@ -10,9 +11,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include "io/config.h"
-#include "nn/gpt.h"
 
 namespace mg::test {
 
@@ -26,40 +24,11 @@ inline std::filesystem::path fresh_dir(const std::string& name) {
   return dir;
 }
 
-// configs/tiny.json with the run directory moved into `dir`.
-inline Config tiny_config(const std::filesystem::path& dir) {
-  Config c = load_config(source_dir() / "configs" / "tiny.json");
-  c.train.out_dir = dir.string();
-  return c;
-}
-
 inline std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-// A model config with the SPEC defaults for every key not given.
-inline ModelConfig config_of(int64_t n_layer, int64_t n_embd, int64_t n_head, int64_t block_size, int64_t vocab_size,
-                             const std::string& position) {
-  ModelConfig c;
-  c.n_layer = n_layer;
-  c.n_embd = n_embd;
-  c.n_head = n_head;
-  c.block_size = block_size;
-  c.vocab_size = vocab_size;
-  c.position = position;
-  return c;
-}
-
-// A small model (2 heads) with SPEC initialisation drawn from `seed`.
-inline Gpt small_model(int64_t n_layer, int64_t n_embd, int64_t block_size, int64_t vocab_size, uint64_t seed,
-                       const std::string& position = "rope") {
-  Gpt model(config_of(n_layer, n_embd, ModelConfig{}.n_head, block_size, vocab_size, position));
-  Rng rng(seed);
-  model.initialize(rng);
-  return model;
 }
 
 struct CommandResult {

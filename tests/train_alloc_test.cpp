@@ -9,6 +9,7 @@
 #include <new>
 
 #include "jobs/train.h"
+#include "config_support.h"
 #include "test_support.h"
 
 namespace {

@@ -16,6 +16,8 @@
 #include "jobs/evaluate.h"
 #include "jobs/model_store.h"
 #include "jobs/train.h"
+#include "config_support.h"
+#include "model_support.h"
 #include "test_support.h"
 
 namespace mg {

@@ -12,8 +12,8 @@
 
 #include "io/json_text.h"
 #include "io/safetensors.h"
-#include "nn/parameters.h"
 #include "core/error.h"
+#include "spec/parameter_shapes.h"
 
 namespace mg {
 namespace {
@@ -105,7 +105,7 @@ void check_checkpoint_tensors(const ModelConfig& model, const std::vector<std::p
     refuse("the config's model.n_layer = " + std::to_string(model.n_layer) + " needs at least " +
            std::to_string(12 * model.n_layer) + " tensors, the file holds " + std::to_string(found.size()));
 
-  const std::vector<std::pair<std::string, Shape>> expected_list = expected_parameter_shapes(model);
+  const std::vector<NamedShape> expected_list = expected_parameter_shapes(model);
   const std::map<std::string, Shape> expected(expected_list.begin(), expected_list.end());
   std::set<std::string> present;
   size_t moment_count = 0;

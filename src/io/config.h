@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "nn/model_config.h"
+#include "spec/model_config.h"
 
 namespace mg {
 

@@ -9,9 +9,9 @@
 
 #include "autograd/ops.h"
 #include "kernels/rope.h"
-#include "nn/model_config.h"
 #include "nn/parameters.h"
 #include "core/random.h"
+#include "spec/model_config.h"
 
 namespace mg {
 

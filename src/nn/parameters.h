@@ -3,11 +3,10 @@
 #pragma once
 
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "autograd/var.h"
-#include "nn/model_config.h"
+#include "spec/parameter_shapes.h"  // the names and shapes a Gpt registers
 
 namespace mg {
 
@@ -31,9 +30,5 @@ class Parameters {
  private:
   std::vector<NamedParameter> list_;
 };
-
-// Every tensor name and shape the SPEC's model with this config holds, in registration
-// order; a checkpoint reader checks a file against it before allocating anything.
-std::vector<std::pair<std::string, Shape>> expected_parameter_shapes(const ModelConfig& config);
 
 }  // namespace mg

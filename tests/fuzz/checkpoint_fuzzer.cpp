@@ -11,7 +11,7 @@
 
 #include "fuzz_support.h"
 #include "io/checkpoint.h"
-#include "nn/parameters.h"
+#include "spec/parameter_shapes.h"
 #include "core/error.h"
 
 namespace {

@@ -1,4 +1,5 @@
-// The model's shape and arithmetic knobs: SPEC section 1's `model.` keys.
+// The model's shape and arithmetic knobs: SPEC section 1's `model.` keys. A plain
+// description, below both nn (which builds the model) and io (which reads and writes it).
 #pragma once
 
 #include <cstdint>
