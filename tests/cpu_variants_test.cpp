@@ -110,8 +110,8 @@ TEST(CpuVariantTest, GeluForwardAndBothBackwards) {
       [&] {
         std::vector<float> y(kN), dx(kN, 0.5f), dx_over(kN, 0.0f);
         gelu_forward(y.data(), x.data(), kN);
-        gelu_backward(dx.data(), dout.data(), x.data(), kN);
-        gelu_backward_overwrite(dx_over.data(), dout.data(), x.data(), kN);
+        gelu_backward(dx.data(), dout.data(), x.data(), kN, true);
+        gelu_backward(dx_over.data(), dout.data(), x.data(), kN, false);
         return concat({&y, &dx, &dx_over});
       },
       1e-6, 4e-7, "gelu");  // x ~ 3 N(0,1): terms up to ~10
@@ -124,8 +124,8 @@ TEST(CpuVariantTest, CausalSoftmaxForwardAndBackwards) {
       [&] {
         std::vector<float> w(scores.size()), ds(scores.size(), 0.25f), ds_scaled(scores.size(), 9.0f);
         causal_softmax_forward(w.data(), scores.data(), batch, Tq, Tk);
-        causal_softmax_backward(ds.data(), dw.data(), w.data(), batch, Tq, Tk);
-        causal_softmax_backward_scaled(ds_scaled.data(), dw.data(), w.data(), batch, Tq, Tk, 0.125f);
+        causal_softmax_backward(ds.data(), dw.data(), w.data(), batch, Tq, Tk, 1.0f, true);
+        causal_softmax_backward(ds_scaled.data(), dw.data(), w.data(), batch, Tq, Tk, 0.125f, false);
         return concat({&w, &ds, &ds_scaled});
       },
       1e-7, 4e-6, "causal softmax");
@@ -156,8 +156,8 @@ TEST(CpuVariantTest, RopeForwardAndBothBackwards) {
       [&] {
         std::vector<float> y(x.size()), dx(x.size(), 1.0f), dx_over(x.size());
         rope_forward(y.data(), x.data(), table, rows, T, d, offset);
-        rope_backward(dx.data(), dout.data(), table, rows, T, d, offset);
-        rope_backward_overwrite(dx_over.data(), dout.data(), table, rows, T, d, offset);
+        rope_backward(dx.data(), dout.data(), table, rows, T, d, offset, true);
+        rope_backward(dx_over.data(), dout.data(), table, rows, T, d, offset, false);
         return concat({&y, &dx, &dx_over});
       },
       1e-6, 1e-6, "rope");  // x0 c - x1 s: terms ~1 that cancel

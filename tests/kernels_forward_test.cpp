@@ -1,7 +1,8 @@
 // Known-answer tests of the element-wise kernels' forwards: GELU against erf in double,
 // LayerNorm against a double computation, RoPE against a scalar loop of the SPEC formula,
 // cross-entropy and the causal softmax on hand values and logits of 1e4, embedding rows,
-// and row reductions that give the same bits on one and two threads.
+// the element-wise loops and re-layouts against plain loops, and row reductions that give
+// the same bits on one and two threads.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 
 #include "autograd/ops.h"
 #include "kernels/cross_entropy.h"
+#include "kernels/elementwise.h"
 #include "kernels/embedding.h"
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
@@ -32,7 +34,7 @@ TEST(KernelForwardTest, GeluMatchesTheErfFormulaInDouble) {
   const std::vector<float> xs{-10.0f, -3.0f, -1.0f, -0.5f, -1e-3f, 0.0f, 1e-3f, 0.5f, 1.0f, 3.0f, 10.0f};
   std::vector<float> out(xs.size()), dx(xs.size(), 0.0f), ones(xs.size(), 1.0f);
   gelu_forward(out.data(), xs.data(), static_cast<int64_t>(xs.size()));
-  gelu_backward(dx.data(), ones.data(), xs.data(), static_cast<int64_t>(xs.size()));
+  gelu_backward(dx.data(), ones.data(), xs.data(), static_cast<int64_t>(xs.size()), true);
   for (size_t i = 0; i < xs.size(); ++i) {
     const double x = xs[i];
     const double cdf = 0.5 * (1.0 + std::erf(x / std::sqrt(2.0)));
@@ -49,7 +51,7 @@ TEST(KernelForwardTest, GeluStaysWithinFloatPrecisionOfTheErfFormulaFromMinus20T
   std::vector<float> xs(n), out(n), dx(n, 0.0f), ones(n, 1.0f);
   for (int64_t i = 0; i < n; ++i) xs[i] = -20.0f + 40.0f * static_cast<float>(i) / (n - 1);
   gelu_forward(out.data(), xs.data(), n);
-  gelu_backward(dx.data(), ones.data(), xs.data(), n);
+  gelu_backward(dx.data(), ones.data(), xs.data(), n, true);
   for (int64_t i = 0; i < n; ++i) {
     const double x = xs[i];
     const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
@@ -169,6 +171,64 @@ TEST(KernelForwardTest, EmbeddingCopiesRowsAndScatterAddsRepeats) {
 }
 
 // Reductions across rows must give the same bits for every thread count.
+// elementwise.h against plain loops, written (accumulate false, over garbage) and added
+// (onto known values), on a shape past kParallelWork and one below it.
+TEST(KernelForwardTest, ElementwiseKernelsAndRelayoutsMatchPlainLoops) {
+  for (const int64_t rows : {600, 3}) {
+    const int64_t cols = 64, n = rows * cols, B = 2, T = rows / 2 == 0 ? 1 : rows / 2, H = 4, d = 8;
+    const Tensor a = random_tensor({rows, cols}, 80), m = random_tensor({rows, cols}, 81), bias = random_tensor({cols}, 82);
+    for (const bool accumulate : {false, true}) {
+      const float start = accumulate ? 0.5f : 1e30f;  // garbage a write must not read
+      std::vector<float> got(n, start), want(n), got_cols(cols, start), want_cols(cols);
+      const float base = accumulate ? 0.5f : 0.0f;
+      add_scaled(got.data(), a.data(), 3.0f, n, accumulate);
+      for (int64_t i = 0; i < n; ++i) want[i] = base + 3.0f * a[i];
+      EXPECT_EQ(got, want) << "add_scaled";
+      got.assign(n, start);
+      multiply(got.data(), a.data(), m.data(), n, accumulate);
+      for (int64_t i = 0; i < n; ++i) want[i] = base + a[i] * m[i];
+      EXPECT_EQ(got, want) << "multiply";
+      sum_rows(got_cols.data(), a.data(), rows, cols, accumulate);
+      for (int64_t c = 0; c < cols; ++c) {
+        float sum = 0.0f;
+        for (int64_t r = 0; r < rows; ++r) sum += a[r * cols + c];
+        want_cols[c] = base + sum;
+      }
+      EXPECT_EQ(got_cols, want_cols) << "sum_rows";
+      // [B,T,H,d] -> [B,H,T,d] (split_heads' move), rows of B*T*H*d = 64*T floats.
+      const int64_t moved = B * T * H * d;
+      std::vector<float> heads(moved, start), heads_want(moved);
+      swap_middle_axes(heads.data(), a.data(), B, T, H, d, accumulate);
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t t = 0; t < T; ++t)
+          for (int64_t h = 0; h < H; ++h)
+            for (int64_t j = 0; j < d; ++j)
+              heads_want[((b * H + h) * T + t) * d + j] = base + a[((b * T + t) * H + h) * d + j];
+      EXPECT_EQ(heads, heads_want) << "swap_middle_axes";
+    }
+    std::vector<float> got(n), want(n);
+    add_broadcast_rows(got.data(), a.data(), bias.data(), rows, cols);
+    for (int64_t i = 0; i < n; ++i) want[i] = a[i] + bias[i % cols];
+    EXPECT_EQ(got, want) << "add_broadcast_rows";
+    add_broadcast_rows(got.data(), nullptr, bias.data(), rows, cols);
+    for (int64_t i = 0; i < n; ++i) want[i] = bias[i % cols];
+    EXPECT_EQ(got, want) << "add_broadcast_rows without a";
+  }
+  // y [B,T,3,H,d] -> heads [3,B,H,T,d] and back.
+  const int64_t B = 2, T = 5, H = 3, d = 4, D = H * d;
+  Tensor y = random_tensor({B, T, 3 * D}, 83);
+  std::vector<float> heads(3 * B * T * D), back(3 * B * T * D);
+  relayout_qkv(heads.data(), y.data(), B, T, H, d, true);
+  for (int64_t part = 0; part < 3; ++part)
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t t = 0; t < T; ++t)
+          for (int64_t j = 0; j < d; ++j)
+            ASSERT_EQ(heads[(((part * B + b) * H + h) * T + t) * d + j], y[(b * T + t) * 3 * D + part * D + h * d + j]);
+  relayout_qkv(heads.data(), back.data(), B, T, H, d, false);
+  for (int64_t i = 0; i < y.numel(); ++i) ASSERT_EQ(back[i], y[i]);
+}
+
 TEST(KernelForwardTest, RowReductionsAreIdenticalForOneAndTwoThreads) {
   constexpr int64_t rows = 4096, D = 64, V = 300;
   const Tensor x = random_tensor({rows, D}, 70), dout = random_tensor({rows, D}, 71);
@@ -187,6 +247,9 @@ TEST(KernelForwardTest, RowReductionsAreIdenticalForOneAndTwoThreads) {
                        rows, D);
     std::vector<float> dtable(V * D, 0.0f), probs(rows * D);
     embedding_backward(dtable.data(), dout.data(), ids.data(), rows, D);
+    std::vector<float> column_sums(D);
+    sum_rows(column_sums.data(), dout.data(), rows, D, false);
+    dw.insert(dw.end(), column_sums.begin(), column_sums.end());
     const double loss = cross_entropy_forward(probs.data(), logits.data(), targets.data(), rows, D);
     dw.insert(dw.end(), db.begin(), db.end());
     dw.insert(dw.end(), dtable.begin(), dtable.end());

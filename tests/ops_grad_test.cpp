@@ -80,8 +80,9 @@ double weighted_sum(const Tensor& out, const Tensor& weights) {
 // f = sum(out * R) as a graph node, to seed backward() with dout = R.
 Var weighted_sum_op(const Var& out, const Tensor& weights) {
   Tensor value = Tensor::from({1}, {static_cast<float>(weighted_sum(out.value(), weights))});
-  return make_result(value, {out}, [out = out, weights](const Tensor& dout) mutable {
-    for (int64_t i = 0; i < weights.numel(); ++i) out.grad()[i] += dout[0] * weights[i];
+  return make_result(value, {out}, [out, weights](const Tensor& dout) {
+    const GradOut dx = out.grad_out();
+    for (int64_t i = 0; i < weights.numel(); ++i) dx.data[i] = (dx.accumulate ? dx.data[i] : 0.0f) + dout[0] * weights[i];
   });
 }
 
@@ -342,22 +343,27 @@ TEST_P(OpsGradTest, QkvHeadsMatchesFiniteDifferencesAndComposedOps) {
   }
 }
 
-// zero_grad writes no zeros; grad() does, when read; grad_sink tells the first writer to
-// overwrite and every later one to add, so a step that mixes both is still a sum.
-TEST(OpsGraphTest, ZeroGradIsLazyAndGradSinkOverwritesOnlyTheFirstWrite) {
+// The gradient rule: grad_out() tells the first writer to overwrite and every later one to
+// add, so a step that mixes both is still a sum; zero_grad drops the gradient; grad()
+// reads zeros where none was written; for_adding() zero-fills only a fresh buffer.
+TEST(OpsGraphTest, ZeroGradDropsTheGradientAndGradOutOverwritesOnlyTheFirstWrite) {
   Var x(Tensor::from({3}, {1, 2, 3}), true);
-  bool accumulate = true;
-  float* g = x.grad_sink(accumulate);
-  EXPECT_FALSE(accumulate);  // never written: the caller overwrites
-  g[0] = 5, g[1] = 6, g[2] = 7;
-  g = x.grad_sink(accumulate);
-  EXPECT_TRUE(accumulate);  // written this step: the caller adds
+  GradOut g = x.grad_out();
+  EXPECT_FALSE(g.accumulate);  // never written: the caller overwrites
+  EXPECT_EQ(g.numel, 3);
+  g.data[0] = 5, g.data[1] = 6, g.data[2] = 7;
+  g = x.grad_out();
+  EXPECT_TRUE(g.accumulate);  // written this step: the caller adds
+  EXPECT_EQ(g.for_adding()[1], 6.0f) << "for_adding keeps what was written";
   x.zero_grad();
-  EXPECT_EQ(x.grad().data(), g) << "zero_grad keeps the buffer";
+  EXPECT_FALSE(x.has_grad());
   EXPECT_EQ(x.grad()[1], 0.0f) << "grad() after zero_grad reads zeros";
   x.zero_grad();
-  x.grad_sink(accumulate);
-  EXPECT_FALSE(accumulate) << "zeroed and untouched: the first write may overwrite";
+  g = x.grad_out();
+  EXPECT_FALSE(g.accumulate) << "zeroed and untouched: the first write may overwrite";
+  g.data[1] = 42.0f;
+  g = {g.data, g.numel, false};
+  EXPECT_EQ(g.for_adding()[1], 0.0f) << "for_adding zero-fills a buffer to be overwritten";
 
   // A linear layer's weight used twice: the first backward overwrites, the second adds.
   Var w = param({2, 3}, 67);

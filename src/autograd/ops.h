@@ -1,7 +1,37 @@
 // The differentiable ops of SPEC section 1. Each is one function whose forward calls a
-// kernel and whose backward (recorded beside it, in the .cpp) accumulates into the
-// inputs' gradients. Shapes use the SPEC's letters: B batch, T positions, D width,
-// H heads, d = D/H head width, V vocabulary.
+// kernel and whose backward, recorded beside it in the .cpp, writes the inputs' gradients.
+// Shapes use the SPEC's letters: B batch, T positions, D width, H heads, d = D/H head
+// width, V vocabulary.
+//
+// The gradient rule, the one way a backward writes: for each input x that requires a
+// gradient, GradOut g = x.grad_out() gives x's buffer and g.accumulate, whether an earlier
+// backward (another consumer of x) already wrote into it. The kernel then adds into it
+// (accumulate) or overwrites it (no zero fill spent); kernels take that flag as their
+// `accumulate` argument. A backward that can only add (a scatter, a part of x) takes
+// g.for_adding(). Inputs that need no gradient are skipped. Backwards
+// capture input handles by value ([x]): a Var is a handle, and grad_out() is const.
+//
+// The derivatives (dout is the gradient of the output; ^T transposes the last two axes):
+//   matmul(a, b)             out = a b              da = dout b^T        db = a^T dout
+//   linear(x, W, b)          out = x W^T + b        dx = dout W          dW = dout^T x    db = sum_rows dout
+//   linear_residual(r,x,W,b) out = r + x W^T + b    dr = dout, then as linear
+//   add(a, b)                out = a + b            da = dout            db = dout (summed over broadcast rows)
+//   scale(x, f)              out = f x              dx = f dout
+//   embedding(E, ids)        out[i] = E[ids[i]]     dE[ids[i]] += dout[i]
+//   layer_norm(x, w, b)      y = (x - mean) rstd, out = y w + b
+//                            dx = rstd (g - mean(g) - y mean(g y)) with g = dout w
+//                            dw = sum_rows dout y   db = sum_rows dout
+//   gelu(x)                  out = x Phi(x)         dx = dout (Phi(x) + x phi(x))
+//   dropout(x)               out = x m              dx = dout m     (m: 0 or 1/(1-p), drawn once)
+//   split_heads, merge_heads, select: re-layouts    dx = dout moved back where x came from
+//   rope(x)                  out = R(angle) x       dx = R(-angle) dout  (R orthogonal)
+//   qkv_heads(x, Wq,Wk,Wv)   y = x [Wq;Wk;Wv]^T, split into heads, q and k rotated
+//                            dy = heads of (R(-angle) dq, R(-angle) dk, dv)
+//                            dx = dy [Wq;Wk;Wv]     d[Wq;Wk;Wv] = dy^T x
+//   causal_softmax(s)        w = softmax(s) over visible keys      ds = w (dw - <w, dw>)
+//   causal_attention_weights(q, k, c)  w = causal_softmax(c q k^T)
+//                            ds = c w (dw - <w, dw>)  dq = ds k    dk = ds^T q
+//   cross_entropy(z, t)      L = mean_rows -log softmax(z)[t]      dz = dL (softmax(z) - onehot(t)) / rows
 #pragma once
 
 #include <cstdint>

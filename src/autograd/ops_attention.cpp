@@ -1,44 +1,111 @@
-// The attention-specific ops: split_heads / merge_heads (pure re-layouts), rope,
-// causal_softmax and the fused causal_attention_weights. The re-layouts move whole head vectors of d floats; their backward is
-// the opposite re-layout, accumulated.
-// Backward lambdas capture input handles as `[x = x]`: a plain `[x]` copy of a `const Var&`
-// stays const, and grad() (which allocates on first use) is non-const.
+// The attention ops, in the order nn/attention.cpp calls them: qkv_heads (the three
+// projections as one GEMM, split into heads and RoPE-rotated on the way out), select (its
+// parts, as views), causal_attention_weights (softmax(q k^T / sqrt(d)) fused), and the
+// composed forms the fused ones are tested against: split_heads / merge_heads (pure
+// re-layouts), rope and causal_softmax. The weighted sum is matmul (ops_linear.cpp).
 #include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "autograd/ops.h"
+#include "kernels/elementwise.h"
 #include "kernels/gemm.h"
 #include "kernels/profile.h"
 #include "kernels/softmax.h"
 #include "core/error.h"
 
 namespace mg {
-namespace {
 
-constexpr int64_t kParallelWork = 1 << 15;
+Var qkv_heads(const Var& x, const Var& wq, const Var& wk, const Var& wv, int64_t n_head, const RopeTable* rope_table,
+              int64_t position_offset) {
+  const Shape& s = x.shape();
+  if (s.size() != 3) throw ShapeError("qkv_heads: expected x [B,T,D], found " + shape_str(s));
+  const int64_t B = s[0], T = s[1], D = s[2];
+  for (const Var* w : {&wq, &wk, &wv})
+    if (w->shape() != Shape{D, D})
+      throw ShapeError("qkv_heads: x " + shape_str(s) + " needs weights [" + std::to_string(D) + "," +
+                       std::to_string(D) + "], found " + shape_str(w->shape()));
+  if (n_head <= 0 || D % n_head != 0)
+    throw ShapeError("qkv_heads: width D=" + std::to_string(D) + " is not divisible by H=" + std::to_string(n_head) +
+                     " heads");
+  const int64_t H = n_head, d = D / H, rows = B * T;
+  if (rope_table && (rope_table->head_width != d || position_offset < 0 ||
+                     position_offset + T > rope_table->positions))
+    throw ShapeError("qkv_heads: a RoPE table of head width " + std::to_string(rope_table->head_width) + " and " +
+                     std::to_string(rope_table->positions) + " positions does not cover d=" + std::to_string(d) +
+                     " at positions " + std::to_string(position_offset) + ".." + std::to_string(position_offset + T));
+  const int64_t part = B * H * T * d;  // one of q, k, v
 
-// in [outer, n1, n2, d] -> out [outer, n2, n1, d]: swaps the two middle axes, moving
-// vectors of d floats. accumulate: out += instead of out =.
-void swap_middle_axes(float* out, const float* in, int64_t outer, int64_t n1, int64_t n2, int64_t d,
-                      bool accumulate) {
-#pragma omp parallel for collapse(2) if (outer * n1 * n2 * d > kParallelWork)
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t i = 0; i < n1; ++i) {
-      for (int64_t j = 0; j < n2; ++j) {
-        const float* src = in + ((o * n1 + i) * n2 + j) * d;
-        float* dst = out + ((o * n2 + j) * n1 + i) * d;
-        if (accumulate) {
-          for (int64_t k = 0; k < d; ++k) dst[k] += src[k];
-        } else {
-          std::memcpy(dst, src, sizeof(float) * d);
-        }
-      }
-    }
+  // w_packed [3D,D] = [Wq; Wk; Wv], then y [rows,3D] = x w_packed^T in one GEMM.
+  Tensor w_packed = Tensor::empty({3 * D, D});
+  Tensor y = Tensor::empty({B, T, 3 * D});
+  {
+    ProfileScope scope(OpFamily::attention);
+    std::memcpy(w_packed.data(), wq.value().data(), sizeof(float) * D * D);
+    std::memcpy(w_packed.data() + D * D, wk.value().data(), sizeof(float) * D * D);
+    std::memcpy(w_packed.data() + 2 * D * D, wv.value().data(), sizeof(float) * D * D);
   }
+  matmul_2d(x.value().data(), w_packed.data(), y.data(), rows, 3 * D, D, false, true);
+
+  Tensor out = Tensor::empty({3, B, H, T, d});
+  {
+    ProfileScope scope(OpFamily::attention);
+    relayout_qkv(out.data(), y.data(), B, T, H, d, true);
+    y = Tensor();  // back to the pool before the next op asks for one
+    // q and k, [2*B*H, T, d] in a row, rotate in place.
+    if (rope_table) rope_forward(out.data(), out.data(), *rope_table, 2 * B * H, T, d, position_offset);
+  }
+
+  if (!grad_enabled()) return make_result(out, {x, wq, wk, wv}, nullptr);
+  RopeTable table = rope_table ? *rope_table : RopeTable{};  // a few kB: the graph may outlive the caller's
+  return make_result(out, {x, wq, wk, wv},
+                     [x, wq, wk, wv, w_packed, table, B, T, H, d, D, rows, part,
+                      position_offset](const Tensor& dout) {
+    // Undo the forward's steps in reverse: rotate q, k back (R(-angle)), gather the heads
+    // into dy [rows,3D], then dx = dy w_packed and dw_packed = dy^T x.
+    Tensor dy = Tensor::empty({B, T, 3 * D});
+    {
+      ProfileScope scope(OpFamily::attention);
+      Tensor unrotated = Tensor::empty({3, B, H, T, d});
+      if (table.positions > 0) {
+        rope_backward(unrotated.data(), dout.data(), table, 2 * B * H, T, d, position_offset, false);
+        std::memcpy(unrotated.data() + 2 * part, dout.data() + 2 * part, sizeof(float) * part);
+      } else {
+        std::memcpy(unrotated.data(), dout.data(), sizeof(float) * 3 * part);
+      }
+      relayout_qkv(unrotated.data(), dy.data(), B, T, H, d, false);
+    }
+    if (x.requires_grad()) {  // dx [rows,D] (+)= dy [rows,3D] @ w_packed [3D,D]
+      const GradOut dx = x.grad_out();
+      matmul_2d(dy.data(), w_packed.data(), dx.data, rows, D, 3 * D, false, false, dx.accumulate ? 1.0f : 0.0f);
+    }
+    if (!wq.requires_grad() && !wk.requires_grad() && !wv.requires_grad()) return;
+    Tensor dw_packed = Tensor::empty({3 * D, D});  // [3D,D] = dy^T [3D,rows] @ x [rows,D]
+    matmul_2d(dy.data(), x.value().data(), dw_packed.data(), 3 * D, D, rows, true, false);
+    ProfileScope scope(OpFamily::attention);
+    const Var* weights[3] = {&wq, &wk, &wv};
+    for (int64_t i = 0; i < 3; ++i) {
+      if (!weights[i]->requires_grad()) continue;
+      const GradOut dw = weights[i]->grad_out();
+      add_scaled(dw.data, dw_packed.data() + i * D * D, 1.0f, D * D, dw.accumulate);
+    }
+  });
 }
 
-}  // namespace
+Var select(const Var& x, int64_t index) {
+  const Shape& s = x.shape();
+  if (s.empty() || index < 0 || index >= s[0])
+    throw ShapeError("select: index " + std::to_string(index) + " out of range for " + shape_str(s));
+  const Shape part_shape(s.begin() + 1, s.end());
+  const int64_t n = shape_numel(part_shape);
+  Tensor view = x.value().view(index * n, part_shape);
+  return make_result(view, {x}, [x, index, n](const Tensor& dout) {
+    // x[index] receives dout; the other parts of x's gradient are left as they are, so
+    // a buffer not yet written starts at zero.
+    ProfileScope scope(OpFamily::attention);
+    add_scaled(x.grad_out().for_adding() + index * n, dout.data(), 1.0f, n, true);
+  });
+}
 
 Var split_heads(const Var& x, int64_t n_head) {
   const Shape& s = x.shape();
@@ -54,12 +121,11 @@ Var split_heads(const Var& x, int64_t n_head) {
   Tensor out = Tensor::empty({B, H, T, d});
   swap_middle_axes(out.data(), x.value().data(), B, T, H, d, false);
 
-  return make_result(out, {x}, [x = x, B, T, H, d](const Tensor& dout) mutable {
+  return make_result(out, {x}, [x, B, T, H, d](const Tensor& dout) {
     ProfileScope scope(OpFamily::attention);
     // A pure re-layout: each coordinate's gradient goes back where the coordinate came from.
-    bool accumulate = false;
-    float* dx = x.grad_sink(accumulate);
-    swap_middle_axes(dx, dout.data(), B, H, T, d, accumulate);
+    const GradOut dx = x.grad_out();
+    swap_middle_axes(dx.data, dout.data(), B, H, T, d, dx.accumulate);
   });
 }
 
@@ -73,11 +139,10 @@ Var merge_heads(const Var& x) {
   Tensor out = Tensor::empty({B, T, H * d});
   swap_middle_axes(out.data(), x.value().data(), B, H, T, d, false);
 
-  return make_result(out, {x}, [x = x, B, T, H, d](const Tensor& dout) mutable {
+  return make_result(out, {x}, [x, B, T, H, d](const Tensor& dout) {
     ProfileScope scope(OpFamily::attention);
-    bool accumulate = false;
-    float* dx = x.grad_sink(accumulate);
-    swap_middle_axes(dx, dout.data(), B, T, H, d, accumulate);
+    const GradOut dx = x.grad_out();
+    swap_middle_axes(dx.data, dout.data(), B, T, H, d, dx.accumulate);
   });
 }
 
@@ -99,11 +164,10 @@ Var rope(const Var& x, const RopeTable& table, int64_t position_offset) {
   // The backward keeps its own copy of the table (a few kB), so the caller's table need
   // not outlive the graph; no copy when nothing will be recorded.
   if (!grad_enabled() || !x.requires_grad()) return make_result(out, {x}, nullptr);
-  return make_result(out, {x}, [x = x, table, rows, T, d, position_offset](const Tensor& dout) mutable {
+  return make_result(out, {x}, [x, table, rows, T, d, position_offset](const Tensor& dout) {
     ProfileScope scope(OpFamily::attention);
-    bool accumulate = false;
-    float* dx = x.grad_sink(accumulate);
-    (accumulate ? rope_backward : rope_backward_overwrite)(dx, dout.data(), table, rows, T, d, position_offset);
+    const GradOut dx = x.grad_out();
+    rope_backward(dx.data, dout.data(), table, rows, T, d, position_offset, dx.accumulate);
   });
 }
 
@@ -121,9 +185,10 @@ Var causal_softmax(const Var& scores) {
   causal_softmax_forward(weights.data(), scores.value().data(), batch, Tq, Tk);
 
   // The backward needs only the weights it produced (see the kernel for the formula).
-  return make_result(weights, {scores}, [scores = scores, weights, batch, Tq, Tk](const Tensor& dout) mutable {
+  return make_result(weights, {scores}, [scores, weights, batch, Tq, Tk](const Tensor& dout) {
     ProfileScope scope(OpFamily::softmax);
-    causal_softmax_backward(scores.grad().data(), dout.data(), weights.data(), batch, Tq, Tk);
+    const GradOut dscores = scores.grad_out();
+    causal_softmax_backward(dscores.data, dout.data(), weights.data(), batch, Tq, Tk, 1.0f, dscores.accumulate);
   });
 }
 
@@ -155,32 +220,28 @@ Var causal_attention_weights(const Var& q, const Var& k, float scale) {
     causal_softmax_forward(weights.data(), weights.data(), batch, Tq, Tk);
   }
 
-  return make_result(weights, {q, k}, [q = q, k = k, weights, batch, Tq, Tk, d, scale](const Tensor& dout) mutable {
+  return make_result(weights, {q, k}, [q, k, weights, batch, Tq, Tk, d, scale](const Tensor& dout) {
     // ds = scale * w * (dw - <w, dw>) is the gradient of the scaled scores' pre-image
     // s = q k^T; then dq = ds k and dk = ds^T q.
     Tensor ds = Tensor::empty(weights.shape());  // [batch,Tq,Tk]
     {
       ProfileScope scope(OpFamily::softmax);
-      causal_softmax_backward_scaled(ds.data(), dout.data(), weights.data(), batch, Tq, Tk, scale);
+      causal_softmax_backward(ds.data(), dout.data(), weights.data(), batch, Tq, Tk, scale, false);
     }
     ProfileScope scope(OpFamily::attention);
-    bool accumulate = false;
-    if (q.requires_grad()) {  // dq [Tq,d] (+)= ds [Tq,Tk] @ k [Tk,d]
-      GemmArgs g = tight_gemm_args(false, false, Tq, d, Tk, batch);
-      g.A = ds.data();
-      g.B = k.value().data();
-      g.C = q.grad_sink(accumulate);
-      g.beta = accumulate ? 1.0f : 0.0f;
-      gemm(g);
-    }
-    if (k.requires_grad()) {  // dk [Tk,d] (+)= ds^T [Tk,Tq] @ q [Tq,d]
-      GemmArgs g = tight_gemm_args(true, false, Tk, d, Tq, batch);
-      g.A = ds.data();
-      g.B = q.value().data();
-      g.C = k.grad_sink(accumulate);
-      g.beta = accumulate ? 1.0f : 0.0f;
-      gemm(g);
-    }
+    // d target [rows,d] (+)= op(ds) @ other, op(ds) = ds [Tq,Tk] or ds^T [Tk,Tq].
+    auto ds_product = [&](const Var& target, const Var& other, bool transpose_ds, int64_t rows) {
+      if (!target.requires_grad()) return;
+      const GradOut g = target.grad_out();
+      GemmArgs args = tight_gemm_args(transpose_ds, false, rows, d, transpose_ds ? Tq : Tk, batch);
+      args.A = ds.data();
+      args.B = other.value().data();
+      args.C = g.data;
+      args.beta = g.accumulate ? 1.0f : 0.0f;
+      gemm(args);
+    };
+    ds_product(q, k, false, Tq);  // dq [Tq,d] (+)= ds [Tq,Tk] @ k [Tk,d]
+    ds_product(k, q, true, Tk);   // dk [Tk,d] (+)= ds^T [Tk,Tq] @ q [Tq,d]
   });
 }
 

@@ -1,21 +1,18 @@
 // The affine ops: matmul, linear, add, scale. Products go through mg::gemm so the
-// backend chosen at run time (set_gemm_backend) does the work, and the backward GEMMs
-// use beta = 1 to accumulate straight into the inputs' gradient buffers.
-// Backward lambdas capture input handles as `[x = x]`: a plain `[x]` copy of a `const Var&`
-// stays const, and grad() (which allocates on first use) is non-const.
+// backend chosen at run time (set_gemm_backend) does the work; a backward GEMM's beta is
+// the gradient rule's flag (1 adds into the gradient, 0 overwrites it).
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "autograd/ops.h"
+#include "kernels/elementwise.h"
 #include "kernels/gemm.h"
 #include "kernels/profile.h"
 #include "core/error.h"
 
 namespace mg {
 namespace {
-
-constexpr int64_t kParallelWork = 1 << 15;
 
 // C[i] (+)= op(A[i]) op(B[i]) for i < batch: A [M,K] (or [K,M] when trans_a), B [K,N]
 // (or [N,K] when trans_b), C [M,N], all tight and laid out one after another.
@@ -27,35 +24,6 @@ void batched_gemm(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t 
   g.beta = beta;
   g.C = C;
   gemm(g);
-}
-
-// dst[c] (+)= sum over r of src[r,c], src [rows,cols]. Each column sums its rows in
-// order, so the result is the same for every thread count. The columns are walked in
-// blocks of 16 (one cache line of each row), the sums kept in registers across rows.
-void add_row_sums(float* dst, const float* src, int64_t rows, int64_t cols, bool accumulate = true) {
-  constexpr int64_t kBlock = 16;
-  const int64_t blocks = (cols + kBlock - 1) / kBlock;
-#pragma omp parallel for if (rows * cols > kParallelWork)
-  for (int64_t blk = 0; blk < blocks; ++blk) {
-    const int64_t begin = blk * kBlock, width = std::min(kBlock, cols - begin);
-    float sum[kBlock] = {};
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* row = src + r * cols + begin;
-      for (int64_t j = 0; j < width; ++j) sum[j] += row[j];
-    }
-    for (int64_t j = 0; j < width; ++j) dst[begin + j] = (accumulate ? dst[begin + j] : 0.0f) + sum[j];
-  }
-}
-
-// dst[i] (+)= factor * src[i].
-void add_scaled(float* dst, const float* src, float factor, int64_t n, bool accumulate = true) {
-  if (accumulate) {
-#pragma omp parallel for simd if (n > kParallelWork)
-    for (int64_t i = 0; i < n; ++i) dst[i] += factor * src[i];
-  } else {
-#pragma omp parallel for simd if (n > kParallelWork)
-    for (int64_t i = 0; i < n; ++i) dst[i] = factor * src[i];
-  }
 }
 
 // The GEMM's beta for a gradient that is added into (1) or written fresh (0).
@@ -77,21 +45,22 @@ Shape linear_output_shape(const char* op, const Var& x, const Var& weight, const
 }
 
 // The gradients of out [rows,out] = x [rows,in] @ W^T + b (+ residual, handled by the
-// caller), shared by linear and linear_residual. Gradients not yet written are overwritten.
-void linear_backward(Var& x, Var& weight, Var& bias, const Tensor& dout, int64_t rows, int64_t in,
+// caller), shared by linear and linear_residual.
+void linear_backward(const Var& x, const Var& weight, const Var& bias, const Tensor& dout, int64_t rows, int64_t in,
                      int64_t out_width) {
-  bool accumulate = false;
-  if (x.requires_grad()) {  // dx [rows,in] += dout [rows,out] @ W [out,in]
-    float* dx = x.grad_sink(accumulate);
-    batched_gemm(false, false, 1, rows, in, out_width, dout.data(), weight.value().data(), beta_for(accumulate), dx);
+  if (x.requires_grad()) {  // dx [rows,in] (+)= dout [rows,out] @ W [out,in]
+    const GradOut dx = x.grad_out();
+    batched_gemm(false, false, 1, rows, in, out_width, dout.data(), weight.value().data(), beta_for(dx.accumulate),
+                 dx.data);
   }
-  if (weight.requires_grad()) {  // dW [out,in] += dout^T [out,rows] @ x [rows,in]
-    float* dweight = weight.grad_sink(accumulate);
-    batched_gemm(true, false, 1, out_width, in, rows, dout.data(), x.value().data(), beta_for(accumulate), dweight);
+  if (weight.requires_grad()) {  // dW [out,in] (+)= dout^T [out,rows] @ x [rows,in]
+    const GradOut dweight = weight.grad_out();
+    batched_gemm(true, false, 1, out_width, in, rows, dout.data(), x.value().data(), beta_for(dweight.accumulate),
+                 dweight.data);
   }
-  if (bias.requires_grad()) {  // db [out] += sum over rows of dout
-    float* dbias = bias.grad_sink(accumulate);
-    add_row_sums(dbias, dout.data(), rows, out_width, accumulate);
+  if (bias.requires_grad()) {  // db [out] (+)= sum over rows of dout
+    const GradOut dbias = bias.grad_out();
+    sum_rows(dbias.data, dout.data(), rows, out_width, dbias.accumulate);
   }
 }
 
@@ -121,22 +90,20 @@ Var matmul(const Var& a, const Var& b, bool transpose_b) {
   Tensor out = Tensor::empty(out_shape);
   batched_gemm(false, transpose_b, batch, M, N, K, a.value().data(), b.value().data(), 0.0f, out.data());
 
-  return make_result(out, {a, b}, [a = a, b = b, transpose_b, batch, M, N, K](const Tensor& dout) mutable {
+  return make_result(out, {a, b}, [a, b, transpose_b, batch, M, N, K](const Tensor& dout) {
     ProfileScope scope(OpFamily::attention);
-    // out = a @ op(b): da = dout @ op(b)^T, d op(b) = a^T @ dout. A gradient not yet
-    // written this step is overwritten (beta 0) rather than zeroed and added to.
-    bool accumulate = false;
-    if (a.requires_grad()) {  // da [M,K] += dout [M,N] @ op(b)^T
-      float* da = a.grad_sink(accumulate);
-      batched_gemm(false, !transpose_b, batch, M, K, N, dout.data(), b.value().data(), beta_for(accumulate), da);
+    // out = a @ op(b): da = dout @ op(b)^T, d op(b) = a^T @ dout.
+    if (a.requires_grad()) {  // da [M,K] (+)= dout [M,N] @ op(b)^T
+      const GradOut da = a.grad_out();
+      batched_gemm(false, !transpose_b, batch, M, K, N, dout.data(), b.value().data(), beta_for(da.accumulate), da.data);
     }
     if (b.requires_grad()) {
       // A shared 2-D b was folded into one product (batch 1); else entries are disjoint.
-      float* db = b.grad_sink(accumulate);
-      if (transpose_b)  // db [N,K] += dout^T [N,M] @ a [M,K]
-        batched_gemm(true, false, batch, N, K, M, dout.data(), a.value().data(), beta_for(accumulate), db);
-      else  // db [K,N] += a^T [K,M] @ dout [M,N]
-        batched_gemm(true, false, batch, K, N, M, a.value().data(), dout.data(), beta_for(accumulate), db);
+      const GradOut db = b.grad_out();
+      if (transpose_b)  // db [N,K] (+)= dout^T [N,M] @ a [M,K]
+        batched_gemm(true, false, batch, N, K, M, dout.data(), a.value().data(), beta_for(db.accumulate), db.data);
+      else  // db [K,N] (+)= a^T [K,M] @ dout [M,N]
+        batched_gemm(true, false, batch, K, N, M, a.value().data(), dout.data(), beta_for(db.accumulate), db.data);
     }
   });
 }
@@ -149,18 +116,13 @@ Var linear(const Var& x, const Var& weight, const Var& bias) {
 
   Tensor out = Tensor::empty(out_shape);
   // Start every row at the bias and let the GEMM add x W^T on top (beta = 1).
-  if (bias.defined()) {
-    const float* b = bias.value().data();
-    float* o = out.data();
-#pragma omp parallel for if (rows * out_width > kParallelWork)
-    for (int64_t r = 0; r < rows; ++r) std::copy(b, b + out_width, o + r * out_width);
-  }
+  if (bias.defined()) add_broadcast_rows(out.data(), nullptr, bias.value().data(), rows, out_width);
   batched_gemm(false, true, 1, rows, out_width, in, x.value().data(), weight.value().data(),
                bias.defined() ? 1.0f : 0.0f, out.data());
 
   std::vector<Var> inputs{x, weight};
   if (bias.defined()) inputs.push_back(bias);
-  return make_result(out, std::move(inputs), [x = x, weight = weight, bias = bias, rows, in, out_width](const Tensor& dout) mutable {
+  return make_result(out, std::move(inputs), [x, weight, bias, rows, in, out_width](const Tensor& dout) {
     ProfileScope scope(OpFamily::other);
     linear_backward(x, weight, bias, dout, rows, in, out_width);
   });
@@ -177,22 +139,20 @@ Var linear_residual(const Var& residual, const Var& x, const Var& weight, const 
 
   // out [rows,out] starts as residual (+ bias), then the GEMM adds x W^T on top (beta = 1).
   Tensor out = Tensor::empty(out_shape);
-  const float* r = residual.value().data();
-  const float* b = bias.defined() ? bias.value().data() : nullptr;
-  float* o = out.data();
-#pragma omp parallel for if (rows * out_width > kParallelWork)
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < out_width; ++j) o[i * out_width + j] = r[i * out_width + j] + (b ? b[j] : 0.0f);
+  add_broadcast_rows(out.data(), residual.value().data(), bias.defined() ? bias.value().data() : nullptr, rows,
+                     out_width);
   batched_gemm(false, true, 1, rows, out_width, in, x.value().data(), weight.value().data(), 1.0f, out.data());
 
   std::vector<Var> inputs{residual, x, weight};
   if (bias.defined()) inputs.push_back(bias);
   return make_result(out, std::move(inputs),
-                     [residual = residual, x = x, weight = weight, bias = bias, rows, in, out_width](const Tensor& dout) mutable {
+                     [residual, x, weight, bias, rows, in, out_width](const Tensor& dout) {
     ProfileScope scope(OpFamily::other);
     linear_backward(x, weight, bias, dout, rows, in, out_width);
-    // d residual = dout: last, since it may hand dout's storage over to the residual.
-    if (residual.requires_grad()) residual.accumulate_grad(dout);
+    if (residual.requires_grad()) {  // d residual (+)= dout
+      const GradOut dresidual = residual.grad_out();
+      add_scaled(dresidual.data, dout.data(), 1.0f, dout.numel(), dresidual.accumulate);
+    }
   });
 }
 
@@ -209,24 +169,18 @@ Var add(const Var& a, const Var& b) {
   ProfileScope scope(OpFamily::other);
 
   Tensor out = Tensor::empty(sa);
-  const float* pa = a.value().data();
-  const float* pb = b.value().data();
-  float* po = out.data();
-#pragma omp parallel for if (n > kParallelWork)
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) po[r * cols + c] = pa[r * cols + c] + pb[c];
+  add_broadcast_rows(out.data(), a.value().data(), b.value().data(), rows, cols);
 
-  return make_result(out, {a, b}, [a = a, b = b, rows, cols](const Tensor& dout) mutable {
+  return make_result(out, {a, b}, [a, b, rows, cols](const Tensor& dout) {
     ProfileScope scope(OpFamily::other);
     // d(a + b) = dout for a; for a broadcast b, the sum of dout over the rows it was added to.
-    bool accumulate = false;
     if (a.requires_grad()) {
-      float* da = a.grad_sink(accumulate);
-      add_scaled(da, dout.data(), 1.0f, dout.numel(), accumulate);
+      const GradOut da = a.grad_out();
+      add_scaled(da.data, dout.data(), 1.0f, dout.numel(), da.accumulate);
     }
     if (b.requires_grad()) {
-      float* db = b.grad_sink(accumulate);
-      add_row_sums(db, dout.data(), rows, cols, accumulate);
+      const GradOut db = b.grad_out();
+      sum_rows(db.data, dout.data(), rows, cols, db.accumulate);
     }
   });
 }
@@ -235,16 +189,12 @@ Var scale(const Var& x, float factor) {
   ProfileScope scope(OpFamily::attention);
   const int64_t n = x.value().numel();
   Tensor out = Tensor::empty(x.shape());
-  const float* px = x.value().data();
-  float* po = out.data();
-#pragma omp parallel for if (n > kParallelWork)
-  for (int64_t i = 0; i < n; ++i) po[i] = factor * px[i];
+  add_scaled(out.data(), x.value().data(), factor, n, false);
 
-  return make_result(out, {x}, [x = x, factor](const Tensor& dout) mutable {
+  return make_result(out, {x}, [x, factor](const Tensor& dout) {
     ProfileScope scope(OpFamily::attention);
-    bool accumulate = false;
-    float* dx = x.grad_sink(accumulate);
-    add_scaled(dx, dout.data(), factor, dout.numel(), accumulate);  // d(f x) = f dout
+    const GradOut dx = x.grad_out();
+    add_scaled(dx.data, dout.data(), factor, dout.numel(), dx.accumulate);  // d(f x) = f dout
   });
 }
 

@@ -1,27 +1,15 @@
 // Row- and element-wise ops: layer_norm (per row of the last axis), gelu and dropout.
-// Backward lambdas capture input handles as `[x = x]`: a plain `[x]` copy of a `const Var&`
-// stays const, and grad() (which allocates on first use) is non-const.
+// The kernels pick their backend themselves (oneDNN's or the plain ones, cpu_dispatch.cpp).
 #include <string>
 
 #include "autograd/ops.h"
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
-#include "kernels/onednn_ops.h"
+#include "kernels/elementwise.h"
 #include "kernels/profile.h"
-#include "kernels/runtime.h"
 #include "core/error.h"
 
 namespace mg {
-namespace {
-
-constexpr int64_t kParallelWork = 1 << 15;
-
-// With the oneDNN backend, LayerNorm's forward and GELU run on oneDNN's kernels too: the
-// kernel benchmark measured them faster than ours on the model's shapes. The other
-// backends keep the plain kernels, so --backend reference is plain C++ end to end.
-bool use_onednn() { return gemm_backend() == GemmBackend::onednn; }
-
-}  // namespace
 
 Var layer_norm(const Var& x, const Var& weight, const Var& bias, float eps) {
   const Shape& s = x.shape();
@@ -35,17 +23,14 @@ Var layer_norm(const Var& x, const Var& weight, const Var& bias, float eps) {
   Tensor out = Tensor::empty(s);
   Tensor mean = Tensor::empty({rows});  // per-row statistics the backward reuses
   Tensor rstd = Tensor::empty({rows});
-  (use_onednn() ? layernorm_forward_onednn : layernorm_forward)(out.data(), mean.data(), rstd.data(),
-                                                                 x.value().data(), weight.value().data(),
-                                                                 bias.value().data(), rows, D, eps);
+  layernorm_forward_on_backend(out.data(), mean.data(), rstd.data(), x.value().data(), weight.value().data(),
+                               bias.value().data(), rows, D, eps);
 
-  return make_result(out, {x, weight, bias}, [x = x, weight = weight, bias = bias, mean, rstd, rows, D](const Tensor& dout) mutable {
+  return make_result(out, {x, weight, bias}, [x, weight, bias, mean, rstd, rows, D](const Tensor& dout) {
     ProfileScope scope(OpFamily::layernorm);
-    // Null pointers tell the kernel to skip a gradient nobody asked for.
-    // The plain backward on every backend: on [2048,64] it takes half oneDNN's time.
-    layernorm_backward(x.requires_grad() ? x.grad().data() : nullptr,
-                       weight.requires_grad() ? weight.grad().data() : nullptr,
-                       bias.requires_grad() ? bias.grad().data() : nullptr, dout.data(), x.value().data(),
+    // The kernel adds; null pointers tell it to skip a gradient nobody asked for.
+    auto added_to = [](const Var& v) { return v.requires_grad() ? v.grad_out().for_adding() : nullptr; };
+    layernorm_backward(added_to(x), added_to(weight), added_to(bias), dout.data(), x.value().data(),
                        weight.value().data(), mean.data(), rstd.data(), rows, D);
   });
 }
@@ -53,16 +38,11 @@ Var layer_norm(const Var& x, const Var& weight, const Var& bias, float eps) {
 Var gelu(const Var& x) {
   ProfileScope scope(OpFamily::gelu);
   Tensor out = Tensor::empty(x.shape());
-  (use_onednn() ? gelu_forward_onednn : gelu_forward)(out.data(), x.value().data(), out.numel());
-  return make_result(out, {x}, [x = x](const Tensor& dout) mutable {
+  gelu_forward_on_backend(out.data(), x.value().data(), out.numel());
+  return make_result(out, {x}, [x](const Tensor& dout) {
     ProfileScope scope(OpFamily::gelu);
-    bool accumulate = false;
-    float* dx = x.grad_sink(accumulate);
-    if (accumulate)
-      (use_onednn() ? gelu_backward_onednn : gelu_backward)(dx, dout.data(), x.value().data(), dout.numel());
-    else
-      (use_onednn() ? gelu_backward_onednn_overwrite : gelu_backward_overwrite)(dx, dout.data(), x.value().data(),
-                                                                                dout.numel());
+    const GradOut dx = x.grad_out();
+    gelu_backward_on_backend(dx.data, dout.data(), x.value().data(), dout.numel(), dx.accumulate);
   });
 }
 
@@ -79,13 +59,11 @@ Var dropout(const Var& x, float p, Rng& rng) {
   for (int64_t i = 0; i < n; ++i) mask[i] = rng.uniform() < p ? 0.0f : keep_scale;
 
   Tensor out = Tensor::empty(x.shape());
-  const float* px = x.value().data();
-#pragma omp parallel for if (n > kParallelWork)
-  for (int64_t i = 0; i < n; ++i) out[i] = px[i] * mask[i];
+  multiply(out.data(), x.value().data(), mask.data(), n, false);
 
-  return make_result(out, {x}, [x = x, mask](const Tensor& dout) mutable {
-    float* dx = x.grad().data();  // out = x * mask, so dx += dout * mask
-    for (int64_t i = 0; i < dout.numel(); ++i) dx[i] += dout[i] * mask[i];
+  return make_result(out, {x}, [x, mask](const Tensor& dout) {
+    const GradOut dx = x.grad_out();  // out = x * mask, so dx (+)= dout * mask
+    multiply(dx.data, dout.data(), mask.data(), dout.numel(), dx.accumulate);
   });
 }
 

@@ -1,8 +1,6 @@
 // The ops that touch token ids: embedding (ids -> rows of a table) and cross_entropy
 // (logits and target ids -> the mean loss). Ids come from user text, so an id outside
 // the table is an InputError naming the id and where it sits.
-// Backward lambdas capture input handles as `[x = x]`: a plain `[x]` copy of a `const Var&`
-// stays const, and grad() (which allocates on first use) is non-const.
 #include <string>
 #include <vector>
 
@@ -41,10 +39,10 @@ Var embedding(const Var& table, std::span<const int32_t> ids, const Shape& ids_s
 
   if (!grad_enabled() || !table.requires_grad()) return make_result(out, {table}, nullptr);
   // The backward's own copy of the ids: the caller's span may be gone by then.
-  return make_result(out, {table}, [table = table, saved_ids = IdBuffer(ids), n, D](const Tensor& dout) mutable {
+  return make_result(out, {table}, [table, saved_ids = IdBuffer(ids), n, D](const Tensor& dout) {
     ProfileScope scope(OpFamily::embedding);
     // Each output row is a copy of table row ids[i], so its gradient adds back into that row.
-    embedding_backward(table.grad().data(), dout.data(), saved_ids.data(), n, D);
+    embedding_backward(table.grad_out().for_adding(), dout.data(), saved_ids.data(), n, D);
   });
 }
 
@@ -64,9 +62,9 @@ Var cross_entropy(const Var& logits, std::span<const int32_t> targets) {
   Tensor out = Tensor::from({1}, {static_cast<float>(loss)});
 
   return make_result(out, {logits},
-                     [logits = logits, probs, saved_targets = IdBuffer(targets), rows, V](const Tensor& dout) mutable {
+                     [logits, probs, saved_targets = IdBuffer(targets), rows, V](const Tensor& dout) {
                        ProfileScope scope(OpFamily::loss);
-                       cross_entropy_backward(logits.grad().data(), probs.data(), saved_targets.data(), rows,
+                       cross_entropy_backward(logits.grad_out().for_adding(), probs.data(), saved_targets.data(), rows,
                                               V, dout[0]);
                      });
 }

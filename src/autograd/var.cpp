@@ -28,46 +28,24 @@ bool Var::requires_grad() const { return node_ && node_->requires_grad; }
 
 Tensor& Var::grad() {
   MG_CHECK(node_, "grad() of an undefined Var");
-  if (!node_->grad.defined()) {
-    node_->grad = Tensor::zeros(node_->value.shape());
-  } else if (node_->grad_is_zero) {
-    node_->grad.fill(0.0f);
-  }
-  node_->grad_is_zero = false;
+  if (!node_->grad.defined()) node_->grad = Tensor::zeros(node_->value.shape());
   return node_->grad;
 }
 bool Var::has_grad() const { return node_ && node_->grad.defined(); }
 void Var::zero_grad() {
-  if (has_grad()) node_->grad_is_zero = true;
+  if (node_) node_->grad = Tensor();
 }
 
-float* Var::grad_sink(bool& accumulate) {
-  MG_CHECK(node_, "grad_sink() of an undefined Var");
-  accumulate = node_->grad.defined() && !node_->grad_is_zero;
-  if (!node_->grad.defined()) node_->grad = Tensor::empty(node_->value.shape());
-  node_->grad_is_zero = false;
-  return node_->grad.data();
+GradOut Var::grad_out() const {
+  MG_CHECK(node_, "grad_out() of an undefined Var");
+  const bool accumulate = node_->grad.defined();
+  if (!accumulate) node_->grad = Tensor::empty(node_->value.shape());
+  return {node_->grad.data(), node_->grad.numel(), accumulate};
 }
 
-void Var::accumulate_grad(const Tensor& g) {
-  MG_CHECK(node_ && g.shape() == node_->value.shape(),
-           "accumulate_grad: gradient " + shape_str(g.shape()) + " for a value of " +
-               (node_ ? shape_str(node_->value.shape()) : std::string("an undefined Var")));
-  if (!node_->grad.defined()) {
-    node_->grad = g;  // shares the storage: no copy
-    node_->grad_is_zero = false;
-    return;
-  }
-  bool accumulate = false;
-  float* dst = grad_sink(accumulate);
-  const float* src = g.data();
-  const int64_t n = g.numel();
-  if (accumulate) {
-#pragma omp parallel for simd if (n > (1 << 15))
-    for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
-  } else {
-    std::copy(src, src + n, dst);
-  }
+float* GradOut::for_adding() const {
+  if (!accumulate) std::fill(data, data + numel, 0.0f);
+  return data;
 }
 
 Var make_result(Tensor value, std::vector<Var> inputs, BackwardFn backward) {

@@ -14,6 +14,18 @@ namespace mg {
 
 struct Node;
 
+// Where a backward writes one input's gradient [the input's shape], and how: add into it
+// (accumulate: an earlier backward already wrote some) or overwrite it (it holds no
+// gradient yet, and no zero fill was spent on it). Kernels take the flag as it is.
+struct GradOut {
+  float* data;
+  int64_t numel;
+  bool accumulate;
+  // For a backward that can only add (a scatter, a part of the buffer): data, zero-filled
+  // first when it was to be overwritten.
+  float* for_adding() const;
+};
+
 class Var {
  public:
   Var() = default;
@@ -27,22 +39,16 @@ class Var {
   int64_t dim(int axis) const { return value().dim(axis); }
   bool requires_grad() const;
 
-  // The gradient, allocated as zeros on first use; ops accumulate into it (+=).
+  // The gradient, to read (an optimizer, a test): zeros when no backward wrote one.
   Tensor& grad();
   bool has_grad() const;
-  // Keeps the buffer and marks it zero. The zeros are written lazily: by grad(), or not
-  // at all when the first backward to reach it overwrites it (grad_sink).
+  // Drops the gradient (its buffer back to the pool): the next backward to reach this Var
+  // writes it fresh, and an optimizer skips a parameter no backward reached.
   void zero_grad();
 
-  // For a backward that writes its whole share in one pass (a GEMM, a row sum): the
-  // gradient buffer, and in `accumulate` whether to add into it (true) or overwrite it
-  // (false: it holds no gradient yet, so no zero fill was spent on it). An overwriting
-  // caller must write every element.
-  float* grad_sink(bool& accumulate);
-  // grad += g. A Var with no gradient buffer yet takes g's storage as its gradient instead
-  // of copying it, so g must be a tensor nobody writes again (an op's dout, whose node is
-  // done with it once its backward returns).
-  void accumulate_grad(const Tensor& g);
+  // How a backward writes this Var's gradient: the one rule, written out in ops.h.
+  // Const, since a Var is a handle: a backward's plain [x] capture can write through it.
+  GradOut grad_out() const;
 
   Node* node() const { return node_.get(); }
 
@@ -51,13 +57,12 @@ class Var {
   std::shared_ptr<Node> node_;
 };
 
-// Called with the output's gradient; adds each input's share into input.grad().
+// Called with the output's gradient; writes each input's share through input.grad_out().
 using BackwardFn = std::function<void(const Tensor& dout)>;
 
 struct Node {
   Tensor value;
-  Tensor grad;
-  bool grad_is_zero = false;  // grad's buffer is held but stands for zeros not yet written
+  Tensor grad;  // undefined until a backward writes it
   bool requires_grad = false;
   std::vector<Var> inputs;  // what the backward sends gradient to
   BackwardFn backward;

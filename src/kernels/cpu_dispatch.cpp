@@ -1,6 +1,7 @@
 // The public entry points of the kernels compiled per CPU variant: each is one call
 // through the active variant's table (cpu_kernels.h), plus what must not be compiled per
-// variant: argument checks, and scratch buffers held in std::vector.
+// variant: argument checks, and scratch buffers held in std::vector. Also where a kernel
+// is chosen by the GEMM backend in force (oneDNN's GELU and LayerNorm forward).
 #include <vector>
 
 #include "kernels/adamw.h"
@@ -8,6 +9,8 @@
 #include "kernels/cross_entropy.h"
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
+#include "kernels/onednn_ops.h"
+#include "kernels/runtime.h"
 #include "kernels/rope.h"
 #include "kernels/softmax.h"
 #include "core/error.h"
@@ -16,12 +19,29 @@ namespace mg {
 
 void gelu_forward(float* out, const float* x, int64_t n) { cpu_kernels().gelu_forward(out, x, n); }
 
-void gelu_backward(float* dx, const float* dout, const float* x, int64_t n) {
-  cpu_kernels().gelu_backward(dx, dout, x, n);
+void gelu_backward(float* dx, const float* dout, const float* x, int64_t n, bool accumulate) {
+  (accumulate ? cpu_kernels().gelu_backward : cpu_kernels().gelu_backward_overwrite)(dx, dout, x, n);
 }
 
-void gelu_backward_overwrite(float* dx, const float* dout, const float* x, int64_t n) {
-  cpu_kernels().gelu_backward_overwrite(dx, dout, x, n);
+// With the oneDNN GEMM backend, GELU and LayerNorm's forward run on oneDNN's kernels too:
+// the kernel benchmark measured them faster than ours on the model's shapes. The other
+// backends keep the plain kernels, so --backend reference is plain C++ end to end.
+// LayerNorm's backward is the plain one everywhere: on [2048,64] it takes half oneDNN's time.
+namespace {
+bool onednn_backend() { return gemm_backend() == GemmBackend::onednn; }
+}  // namespace
+
+void gelu_forward_on_backend(float* out, const float* x, int64_t n) {
+  (onednn_backend() ? gelu_forward_onednn : gelu_forward)(out, x, n);
+}
+
+void gelu_backward_on_backend(float* dx, const float* dout, const float* x, int64_t n, bool accumulate) {
+  (onednn_backend() ? gelu_backward_onednn : gelu_backward)(dx, dout, x, n, accumulate);
+}
+
+void layernorm_forward_on_backend(float* out, float* mean, float* rstd, const float* x, const float* weight,
+                                  const float* bias, int64_t rows, int64_t D, float eps) {
+  (onednn_backend() ? layernorm_forward_onednn : layernorm_forward)(out, mean, rstd, x, weight, bias, rows, D, eps);
 }
 
 void causal_softmax_forward(float* weights, const float* scores, int64_t batch, int64_t Tq, int64_t Tk) {
@@ -30,15 +50,9 @@ void causal_softmax_forward(float* weights, const float* scores, int64_t batch, 
 }
 
 void causal_softmax_backward(float* dscores, const float* dweights, const float* weights, int64_t batch,
-                             int64_t Tq, int64_t Tk) {
+                             int64_t Tq, int64_t Tk, float scale, bool accumulate) {
   MG_CHECK(Tq <= Tk, "causal softmax needs Tq <= Tk");
-  cpu_kernels().softmax_backward_rows(dscores, dweights, weights, batch, Tq, Tk, 1.0f, true);
-}
-
-void causal_softmax_backward_scaled(float* dscores, const float* dweights, const float* weights, int64_t batch,
-                                    int64_t Tq, int64_t Tk, float scale) {
-  MG_CHECK(Tq <= Tk, "causal softmax needs Tq <= Tk");
-  cpu_kernels().softmax_backward_rows(dscores, dweights, weights, batch, Tq, Tk, scale, false);
+  cpu_kernels().softmax_backward_rows(dscores, dweights, weights, batch, Tq, Tk, scale, accumulate);
 }
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* weight,
@@ -93,13 +107,8 @@ void rope_shift(float* out, const float* x, const RopeTable& table, int64_t rows
 }
 
 void rope_backward(float* dx, const float* dout, const RopeTable& table, int64_t rows, int64_t T, int64_t d,
-                   int64_t offset) {
-  rope(dx, dout, table, rows, T, d, offset, true, true);
-}
-
-void rope_backward_overwrite(float* dx, const float* dout, const RopeTable& table, int64_t rows, int64_t T,
-                             int64_t d, int64_t offset) {
-  rope(dx, dout, table, rows, T, d, offset, true, false);
+                   int64_t offset, bool accumulate) {
+  rope(dx, dout, table, rows, T, d, offset, true, accumulate);
 }
 
 // Per-row losses are summed in double, in row order, so the mean does not depend on the

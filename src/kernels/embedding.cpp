@@ -2,6 +2,7 @@
 // blocks, not over ids: every element of dtable then receives its contributions in id
 // order whatever the thread count, so repeated ids add up to the same bits every run.
 #include "kernels/embedding.h"
+#include "kernels/parallel.h"
 
 #include <algorithm>
 #include <cstring>
@@ -9,7 +10,6 @@
 namespace mg {
 namespace {
 
-constexpr int64_t kParallelWork = 1 << 15;
 constexpr int64_t kColumnBlock = 16;  // 64 bytes: one cache line per row per task
 
 }  // namespace

@@ -6,9 +6,11 @@
 namespace mg {
 
 void gelu_forward(float* out, const float* x, int64_t n);
-// dx += dout * (Phi(x) + x * phi(x)).
-void gelu_backward(float* dx, const float* dout, const float* x, int64_t n);
-// The same, written rather than added: dx = dout * (Phi(x) + x * phi(x)).
-void gelu_backward_overwrite(float* dx, const float* dout, const float* x, int64_t n);
+// dx (+)= dout * (Phi(x) + x * phi(x)): added when accumulate, else written.
+void gelu_backward(float* dx, const float* dout, const float* x, int64_t n, bool accumulate);
+
+// The same on the kernels of the GEMM backend in force: oneDNN's under oneDNN, else the above.
+void gelu_forward_on_backend(float* out, const float* x, int64_t n);
+void gelu_backward_on_backend(float* dx, const float* dout, const float* x, int64_t n, bool accumulate);
 
 }  // namespace mg

@@ -10,6 +10,10 @@ namespace mg {
 void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* weight,
                        const float* bias, int64_t rows, int64_t D, float eps);
 
+// The forward on the kernel of the GEMM backend in force: oneDNN's under oneDNN, else the above.
+void layernorm_forward_on_backend(float* out, float* mean, float* rstd, const float* x, const float* weight,
+                                  const float* bias, int64_t rows, int64_t D, float eps);
+
 // Accumulates: dx [rows,D] +=, dweight [D] +=, dbias [D] += (any of them may be null).
 void layernorm_backward(float* dx, float* dweight, float* dbias, const float* dout, const float* x,
                         const float* weight, const float* mean, const float* rstd, int64_t rows, int64_t D);

@@ -1,6 +1,6 @@
-// oneDNN versions of the element-wise and row-wise kernels, with the same contracts as the
-// plain ones in kernels/{layernorm,gelu,softmax}.h (outputs first, backward ACCUMULATES
-// into dx), so the two can be swapped and held against each other. Each distinct shape
+// oneDNN versions of the LayerNorm forward and the GELU, with the same contracts as the
+// plain ones in kernels/{layernorm,gelu}.h, so the two can be swapped and held against
+// each other; cpu_dispatch.cpp picks them under the oneDNN backend. Each distinct shape
 // gets one primitive, created on first use and cached for the life of the process; the
 // GEMM backend (gemm_onednn) shares the same engine, stream and cache accounting.
 #pragma once
@@ -20,22 +20,9 @@ namespace mg {
 void layernorm_forward_onednn(float* out, float* mean, float* rstd, const float* x, const float* weight,
                               const float* bias, int64_t rows, int64_t D, float eps);
 
-// dx [rows,D] +=, dweight [D] +=, dbias [D] += (any of them may be null).
-void layernorm_backward_onednn(float* dx, float* dweight, float* dbias, const float* dout, const float* x,
-                               const float* weight, const float* mean, const float* rstd, int64_t rows,
-                               int64_t D);
-
-// Exact (erf) GELU over n values; backward: dx += dout * (Phi(x) + x * phi(x)).
+// Exact (erf) GELU over n values; backward: dx (+)= dout * (Phi(x) + x * phi(x)).
 void gelu_forward_onednn(float* out, const float* x, int64_t n);
-void gelu_backward_onednn(float* dx, const float* dout, const float* x, int64_t n);
-// The same, written rather than added (dx holds no gradient yet): no scratch, no add pass.
-void gelu_backward_onednn_overwrite(float* dx, const float* dout, const float* x, int64_t n);
-
-// Causal softmax over the last axis of scores [batch,Tq,Tk]; query i sees keys
-// s <= Tk - Tq + i, masked weights are exactly 0. Backward: dscores += w * (dw - <w, dw>).
-void causal_softmax_forward_onednn(float* weights, const float* scores, int64_t batch, int64_t Tq, int64_t Tk);
-void causal_softmax_backward_onednn(float* dscores, const float* dweights, const float* weights, int64_t batch,
-                                    int64_t Tq, int64_t Tk);
+void gelu_backward_onednn(float* dx, const float* dout, const float* x, int64_t n, bool accumulate);
 
 // Primitives created so far by every oneDNN kernel (GEMM and the ops above). Repeated
 // calls on one shape must not raise it: the tests use it to prove the caches hit.

@@ -23,12 +23,9 @@ void rope_forward(float* out, const float* x, const RopeTable& table, int64_t ro
 // the same turn for every row (a KV cache moving its keys down by shift positions).
 // out may alias x.
 void rope_shift(float* out, const float* x, const RopeTable& table, int64_t rows, int64_t d, int64_t shift);
-// The rotation is orthogonal, so the gradient rotates back by the negative angle.
-// dx += R(-angle) dout.
+// The rotation is orthogonal, so the gradient rotates back by the negative angle:
+// dx (+)= R(-angle) dout, added when accumulate, else written.
 void rope_backward(float* dx, const float* dout, const RopeTable& table, int64_t rows, int64_t T, int64_t d,
-                   int64_t offset);
-// The same, written rather than added: dx = R(-angle) dout (dx holds no gradient yet).
-void rope_backward_overwrite(float* dx, const float* dout, const RopeTable& table, int64_t rows, int64_t T,
-                             int64_t d, int64_t offset);
+                   int64_t offset, bool accumulate);
 
 }  // namespace mg

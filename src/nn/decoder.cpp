@@ -11,7 +11,6 @@
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
 #include "kernels/rope.h"
-#include "kernels/softmax.h"
 #include "core/error.h"
 
 namespace mg {
@@ -165,24 +164,7 @@ void Decoder::cache_keys_values(Layer& layer, int64_t n) {
   }
 }
 
-void Decoder::attend(Layer& layer, int64_t first, int64_t hi) {
-  // Per head, all these rows at once: S = Q K^T over the keys the last of them sees
-  // [n, keys], the causal softmax (masked weights exact zeros), then W V. A masked weight
-  // adds 0 * v, so each row's sums are those over its visible keys alone.
-  const int64_t n = hi - first, keys = length_ + hi;
-  // Scale by the head width d, the length of each head's dot product (as Gpt::block does).
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d_));
-  float* scores = scores_.data();  // [n, keys]
-  for (int64_t hd = 0; hd < H_; ++hd) {
-    const float* q = qkv_.data() + first * 3 * D_ + hd * d_;  // [n, d], rows 3D apart
-    matrix_product(scores, keys, q, 3 * D_, n, layer.keys_t.data() + hd * d_ * Tp_, Tp_, d_, keys);
-    for (int64_t i = 0; i < n * keys; ++i) scores[i] *= scale;
-    causal_softmax_forward(scores, scores, 1, n, keys);  // row t sees keys 0..keys-n+t
-    // merge_heads: head hd owns features hd*d .. hd*d+d-1 of each row.
-    matrix_product(heads_.data() + first * D_ + hd * d_, D_, scores, keys, n, layer.values.data() + hd * T_ * d_,
-                   d_, keys, d_);
-  }
-}
+// Decoder::attend, the attention of generation, is in nn/attention.cpp beside training's.
 
 void Decoder::drop_oldest(int64_t count) {
   MG_CHECK(!rope_.cos.empty(), "decoder: a context shift needs RoPE positions");

@@ -69,6 +69,7 @@ class Decoder {
   // RoPE on the n new rows' queries and keys; their keys and values join the cache.
   void cache_keys_values(Layer& layer, int64_t n);
   // Rows first..hi-1 attend to the cache (keys up to each row's position) into heads_.
+  // Defined in nn/attention.cpp, beside training's attention.
   void attend(Layer& layer, int64_t first, int64_t hi);
 
   ModelConfig config_;

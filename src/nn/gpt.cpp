@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "nn/attention.h"
+
 #include "core/error.h"
 
 namespace mg {
@@ -57,44 +59,17 @@ void Gpt::initialize(Rng& rng) {
   }
 }
 
-Var Gpt::block(int64_t layer, const Var& x, int64_t B, int64_t T, const ForwardOptions& o) {
+Var Gpt::block(int64_t layer, const Var& x, const ForwardOptions& o) {
   const std::string b = "blocks." + std::to_string(layer) + ".";
-  const int64_t H = config_.n_head, d = config_.head_width();
   const float eps = static_cast<float>(config_.norm_eps);
   const float p_drop = o.training ? static_cast<float>(config_.dropout) : 0.0f;
   Rng unused;
   Rng& rng = o.dropout_rng ? *o.dropout_rng : unused;
   MG_CHECK(p_drop == 0.0f || o.dropout_rng, "dropout needs a random generator");
 
-  Var h = layer_norm(x, p(b + "ln1.weight"), p(b + "ln1.bias"), eps);   // [B,T,D]
-  // q, k, v = split_heads(h Wq^T), ... with RoPE on q and k, as one fused op. [3,B,H,T,d]
-  Var qkv = qkv_heads(h, p(b + "attn.q_proj.weight"), p(b + "attn.k_proj.weight"), p(b + "attn.v_proj.weight"), H,
-                      config_.position == "rope" ? &rope_table_ : nullptr, 0);
-  Var q = select(qkv, 0), k = select(qkv, 1), v = select(qkv, 2);  // [B,H,T,d] each
-  // w = causal_softmax(q k^T / sqrt(d)), fused: scaled by the head width d, the length of
-  // each head's dot product, not by D.
-  Var w = causal_attention_weights(q, k, 1.0f / std::sqrt(static_cast<float>(d)));  // [B,H,T,T], projected_weights
-  if (o.projected_weights) o.projected_weights->push_back(w.value());
-  Var heads = matmul(dropout(w, p_drop, rng), v);  // [B,H,T,d]
-  if (o.head_outputs) o.head_outputs->push_back(heads.value().clone());
-  for (const HeadAblation& ablation : o.ablations) {
-    if (ablation.layer != layer) continue;
-    MG_CHECK(!grad_enabled(), "head ablation is for inference only");
-    MG_CHECK(ablation.head >= 0 && ablation.head < H, "head ablation: head out of range");
-    MG_CHECK(ablation.value.empty() || static_cast<int64_t>(ablation.value.size()) == d, "head ablation: value is not [d]");
-    float* a = heads.value().data();
-    for (int64_t bi = 0; bi < B; ++bi)
-      for (int64_t t = 0; t < T; ++t) {
-        float* row = a + ((bi * H + ablation.head) * T + t) * d;  // [d] of [B,H,T,d]
-        if (ablation.value.empty()) std::memset(row, 0, sizeof(float) * d);
-        else std::memcpy(row, ablation.value.data(), sizeof(float) * d);
-      }
-  }
-  // x1 = x + merged @ Wo^T; with dropout on the branch the sum is taken after it, else
-  // the out projection adds onto the residual stream in one op.
-  Var merged = merge_heads(heads);  // [B,T,D]
-  Var x1 = p_drop > 0.0f ? add(x, dropout(linear(merged, p(b + "attn.out_proj.weight")), p_drop, rng))
-                         : linear_residual(x, merged, p(b + "attn.out_proj.weight"));
+  Var h = layer_norm(x, p(b + "ln1.weight"), p(b + "ln1.bias"), eps);  // [B,T,D]
+  Var x1 = causal_self_attention(x, h, params_, layer, config_.n_head,
+                                 config_.position == "rope" ? &rope_table_ : nullptr, p_drop, rng, o);  // nn/attention.cpp
 
   Var h2 = layer_norm(x1, p(b + "ln2.weight"), p(b + "ln2.bias"), eps);
   Var hidden = gelu(linear(h2, p(b + "mlp.fc.weight"), p(b + "mlp.fc.bias")));  // [B,T,mlp_ratio*D]
@@ -116,7 +91,7 @@ Var Gpt::forward(std::span<const int32_t> ids, int64_t B, int64_t T, const Forwa
   }
   for (int64_t layer = 0; layer < config_.n_layer; ++layer) {
     if (o.residual_streams) o.residual_streams->push_back(x.value().clone());
-    x = block(layer, x, B, T, o);
+    x = block(layer, x, o);
   }
   if (o.residual_streams) o.residual_streams->push_back(x.value().clone());
   x = layer_norm(x, p("ln_f.weight"), p("ln_f.bias"), static_cast<float>(config_.norm_eps));

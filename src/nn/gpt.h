@@ -58,7 +58,7 @@ class Gpt {
            const ForwardOptions& options = {});
 
  private:
-  Var block(int64_t layer, const Var& x, int64_t B, int64_t T, const ForwardOptions& options);
+  Var block(int64_t layer, const Var& x, const ForwardOptions& options);
   const Var& p(const std::string& name) const { return params_.get(name); }
 
   ModelConfig config_;

@@ -1,5 +1,6 @@
 // AdamW's update of one parameter tensor (adamw.h), element-wise.
 #include "kernels/cpu/variant.h"
+#include "kernels/parallel.h"
 
 #include <cmath>
 
@@ -13,7 +14,7 @@ void Kernels::adamw_update(float* param, float* exp_avg, float* exp_avg_sq, cons
   const float step_size = static_cast<float>(s.lr / s.bias_correction1);
   const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(s.bias_correction2));
   const float eps = static_cast<float>(s.eps);
-#pragma omp parallel for simd if (n > 32768)
+#pragma omp parallel for simd if (n > kParallelWork)
   for (int64_t i = 0; i < n; ++i) {
     const float g = grad[i];
     const float m = b1 * exp_avg[i] + (1.0f - b1) * g;

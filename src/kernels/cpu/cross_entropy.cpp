@@ -2,16 +2,11 @@
 // as (log sum_v exp(l_v - max)) - (l_target - max) so |logits| ~ 1e4 stays finite.
 #include "kernels/cpu/variant.h"
 #include "kernels/softmax_row.h"
+#include "kernels/parallel.h"
 
 #include <cmath>
 
 namespace mg {
-namespace {
-
-constexpr int64_t kParallelWork = 1 << 14;
-
-}  // namespace
-
 template <>
 void Kernels::cross_entropy_rows(double* row_loss, float* probs, const float* logits, const int32_t* targets,
                                  int64_t rows, int64_t V) {

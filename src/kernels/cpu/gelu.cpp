@@ -10,6 +10,7 @@
 // 0.5 x (1 + std::erf(x / sqrt2)) in float; the tests hold both passes to that.
 #include "kernels/cpu/variant.h"
 #include "kernels/exp_approx.h"
+#include "kernels/parallel.h"
 
 #include <bit>
 #include <cmath>
@@ -18,7 +19,6 @@
 namespace mg {
 namespace {
 
-constexpr int64_t kParallelWork = 1 << 15;
 constexpr float kInvSqrt2 = 0.70710678118654752f;
 constexpr float kInvSqrt2Pi = 0.39894228040143268f;  // 1 / sqrt(2 pi)
 

@@ -6,13 +6,13 @@
 // reorder the additions, the same way for any thread count (but not for every CPU
 // variant: 4, 8 or 16 lanes).
 #include "kernels/cpu/variant.h"
+#include "kernels/parallel.h"
 
 #include <cmath>
 
 namespace mg {
 namespace {
 
-constexpr int64_t kParallelWork = 1 << 14;  // elements below which threads cost more than they save
 
 // out[D] = (x - mean) / sqrt(var + eps) * weight + bias, with the biased variance. Two
 // passes (the mean, then the mean squared deviation) keep the variance accurate when

@@ -3,14 +3,9 @@
 // The inverse rotation (the backward: R orthogonal, so dx = R^T dy = R(-angle) dy) is
 // (g0, g1) -> (g0 c + g1 s, -g0 s + g1 c).
 #include "kernels/cpu/variant.h"
+#include "kernels/parallel.h"
 
 namespace mg {
-namespace {
-
-constexpr int64_t kParallelWork = 1 << 14;
-
-}  // namespace
-
 // x, out [rows, T, d]; cos, sin [T, d/2] from the position of t = 0 on. Both inputs of a
 // pair are read before either output is written, so out may alias x. Small inputs (the
 // decoder's few head vectors of one position) stay out of an OpenMP region: entering one

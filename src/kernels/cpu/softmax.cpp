@@ -4,14 +4,9 @@
 // written as exact zeros, never exp(-inf).
 #include "kernels/cpu/variant.h"
 #include "kernels/softmax_row.h"
+#include "kernels/parallel.h"
 
 namespace mg {
-namespace {
-
-constexpr int64_t kParallelWork = 1 << 14;
-
-}  // namespace
-
 // Small inputs (the decoder's one head of a window) stay out of an OpenMP region:
 // entering one costs more than their work, even on one thread.
 template <>

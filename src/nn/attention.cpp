@@ -1,0 +1,96 @@
+// Attention, step by step: split heads, RoPE, scores, 1/sqrt(d), mask, softmax, weighted
+// sum, merge heads, out projection. Two steps call fused ops (autograd/ops_attention.cpp),
+// each named below with the composed ops it stands for; the tests hold each fused op
+// against its composed form. Below it, the same attention as generation's Decoder runs it:
+// one position (or a few) at a time against its KV cache, on the kernels directly.
+#include "nn/attention.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "core/error.h"
+#include "kernels/softmax.h"
+#include "nn/decoder.h"
+#include "nn/gpt.h"
+
+namespace mg {
+namespace {
+
+// Replaces head outputs as options.ablations asks (inference only). heads [B,H,T,d].
+void ablate_heads(Tensor& heads, int64_t layer, const ForwardOptions& options) {
+  const int64_t B = heads.dim(0), H = heads.dim(1), T = heads.dim(2), d = heads.dim(3);
+  for (const HeadAblation& ablation : options.ablations) {
+    if (ablation.layer != layer) continue;
+    MG_CHECK(!grad_enabled(), "head ablation is for inference only");
+    MG_CHECK(ablation.head >= 0 && ablation.head < H, "head ablation: head out of range");
+    MG_CHECK(ablation.value.empty() || static_cast<int64_t>(ablation.value.size()) == d, "head ablation: value is not [d]");
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t t = 0; t < T; ++t) {
+        float* row = heads.data() + ((b * H + ablation.head) * T + t) * d;  // [d] of [B,H,T,d]
+        if (ablation.value.empty()) std::memset(row, 0, sizeof(float) * d);
+        else std::memcpy(row, ablation.value.data(), sizeof(float) * d);
+      }
+  }
+}
+
+}  // namespace
+
+Var causal_self_attention(const Var& x, const Var& h, const Parameters& params, int64_t layer, int64_t n_head,
+                          const RopeTable* rope, float p_drop, Rng& rng, const ForwardOptions& options) {
+  const std::string attn = "blocks." + std::to_string(layer) + ".attn.";
+  const int64_t H = n_head, d = h.dim(2) / H;
+
+  // 1. Project, split heads, RoPE:                                       h [B,T,D] -> [3,B,H,T,d]
+  //      q = rope(split_heads(h Wq^T)), k = rope(split_heads(h Wk^T)), v = split_heads(h Wv^T)
+  //    Fused as qkv_heads: one GEMM of width 3D; the split into heads ([B,T,H,d] -> [B,H,T,d])
+  //    and the rotation of q and k by their positions happen in the copy out of it.
+  Var qkv = qkv_heads(h, params.get(attn + "q_proj.weight"), params.get(attn + "k_proj.weight"),
+                      params.get(attn + "v_proj.weight"), H, rope, 0);
+  Var q = select(qkv, 0), k = select(qkv, 1), v = select(qkv, 2);  // [B,H,T,d] each, views
+
+  // 2. Scores, scale, mask, softmax:                            q, k [B,H,T,d] -> w [B,H,T,T]
+  //      w = causal_softmax(q k^T / sqrt(d)), key s visible to query t when s <= t
+  //    scaled by the head width d (the length of each dot product), not D. Fused as
+  //    causal_attention_weights: the scale is the batched GEMM's alpha, the softmax runs in
+  //    place, and only w is kept for the backward.
+  Var w = causal_attention_weights(q, k, 1.0f / std::sqrt(static_cast<float>(d)));
+  if (options.projected_weights) options.projected_weights->push_back(w.value());
+
+  // 3. Weighted sum of the values:                      w [B,H,T,T] @ v [B,H,T,d] -> [B,H,T,d]
+  Var heads = matmul(dropout(w, p_drop, rng), v);
+  if (options.head_outputs) options.head_outputs->push_back(heads.value().clone());
+  ablate_heads(heads.value(), layer, options);
+
+  // 4. Merge heads:                                                  [B,H,T,d] -> [B,T,H,d] = [B,T,D]
+  Var merged = merge_heads(heads);
+
+  // 5. Out projection onto the residual stream: x + merged Wo^T                       [B,T,D]
+  //    With dropout on the branch the sum is taken after it; else linear_residual adds the
+  //    product onto x in one op.
+  const Var& wo = params.get(attn + "out_proj.weight");
+  return p_drop > 0.0f ? add(x, dropout(linear(merged, wo), p_drop, rng)) : linear_residual(x, merged, wo);
+}
+
+// ---- Generation: the Decoder's attention over its KV cache ------------------------------
+
+void Decoder::attend(Layer& layer, int64_t first, int64_t hi) {
+  // Per head, all these rows at once: S = Q K^T over the keys the last of them sees
+  // [n, keys], the causal softmax (masked weights exact zeros), then W V. A masked weight
+  // adds 0 * v, so each row's sums are those over its visible keys alone.
+  const int64_t n = hi - first, keys = length_ + hi;
+  // Scale by the head width d, the length of each head's dot product (as causal_self_attention above does).
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d_));
+  float* scores = scores_.data();  // [n, keys]
+  for (int64_t hd = 0; hd < H_; ++hd) {
+    const float* q = qkv_.data() + first * 3 * D_ + hd * d_;  // [n, d], rows 3D apart
+    matrix_product(scores, keys, q, 3 * D_, n, layer.keys_t.data() + hd * d_ * Tp_, Tp_, d_, keys);
+    for (int64_t i = 0; i < n * keys; ++i) scores[i] *= scale;
+    causal_softmax_forward(scores, scores, 1, n, keys);  // row t sees keys 0..keys-n+t
+    // merge_heads: head hd owns features hd*d .. hd*d+d-1 of each row.
+    matrix_product(heads_.data() + first * D_ + hd * d_, D_, scores, keys, n, layer.values.data() + hd * T_ * d_,
+                   d_, keys, d_);
+  }
+}
+
+}  // namespace mg
