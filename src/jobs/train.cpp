@@ -312,9 +312,8 @@ TrainResult train(const TrainRequest& request) {
                        config_to_json(saved.config)["model"].dump() + ")");
     if (saved.vocab.symbols() != corpus.vocab.symbols())
       throw InputError(request.resume->string() + ": its vocabulary differs from the corpus " + config.data.path);
-    for (size_t i = 0; i < model.parameters().all().size(); ++i)
-      model.parameters().all()[i].var.value().copy_from(saved.model.parameters().all()[i].var.value());
-    if (!restore_moments(saved.checkpoint, model, optimizer))
+    for (auto& p : model.parameters().all()) p.var.value().copy_from(saved.model.parameters().get(p.name).value());
+    if (!restore_moments(saved.checkpoint, optimizer))
       throw InputError(request.resume->string() + ": not a training checkpoint (no optimizer moments)");
     const auto& meta = saved.checkpoint.metadata;
     auto need = [&](const char* key) -> const std::string& {
@@ -348,7 +347,7 @@ TrainResult train(const TrainRequest& request) {
   }
   if (distributed) {  // every rank continues from rank 0's state, fresh or resumed
     SharedState state{step, sampler.state(), dropout_rng.state_string(), best_val};
-    broadcast_training_state(comm, model, optimizer, state);
+    broadcast_training_state(comm, optimizer, state);
     step = state.step;
     sampler.restore(state.sampler_state);
     dropout_rng.set_state_string(state.dropout_rng_state);
