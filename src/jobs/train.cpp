@@ -71,36 +71,6 @@ void remove_stale_temporary_files(const fs::path& dir) {
       throw IoError("cannot remove stale temporary file " + path.string() + ": " + ec.message());
 }
 
-// metrics.jsonl, one line appended per step. Through a plain O_APPEND descriptor so that
-// a failed write (a full disk) is reported with its reason. The file was just written
-// atomically; O_NOFOLLOW and O_NONBLOCK keep a symlink or FIFO put there since from
-// being followed or blocking, and anything but a regular file is refused.
-class MetricsLog {
- public:
-  explicit MetricsLog(fs::path path)
-      : path_(std::move(path)),
-        fd_(::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644)) {
-    if (fd_ < 0) throw IoError("cannot append to " + path_.string() + ": " + std::strerror(errno));
-    struct stat info {};
-    if (::fstat(fd_, &info) != 0 || !S_ISREG(info.st_mode)) {
-      ::close(fd_);
-      throw InputError("cannot append to " + path_.string() + ": not a regular file");
-    }
-  }
-  ~MetricsLog() { ::close(fd_); }
-  MetricsLog(const MetricsLog&) = delete;
-  MetricsLog& operator=(const MetricsLog&) = delete;
-
-  void append(const std::string& line) {
-    if (int error_number = write_all(fd_, line.data(), line.size()))
-      throw IoError("cannot append to " + path_.string() + ": " + std::strerror(error_number));
-  }
-
- private:
-  fs::path path_;
-  int fd_;
-};
-
 // Keeps the lines of metrics.jsonl up to `step`: a run killed after its last checkpoint
 // left lines that the resumed run is about to write again (and perhaps a last line cut
 // short by the kill, which does not parse and is dropped).
@@ -379,7 +349,7 @@ TrainResult train(const TrainRequest& request) {
     save_model(run_dir / name, config, corpus.vocab, step, model, &optimizer, checkpoint_extra());
   };
 
-  std::optional<MetricsLog> metrics;
+  std::optional<AppendFile> metrics;  // metrics.jsonl, a line per step
   if (writer) metrics.emplace(run_dir / "metrics.jsonl");
 
   const int64_t B = tc.batch_size, T = config.model.block_size;
