@@ -69,9 +69,9 @@ void write_original(const fs::path& path) {
   AdamW optimizer(model.parameters(), {0.9, 0.99, 1e-8, 0.1});
   // Moments with recognisable, distinct values (a fresh optimizer's would all be zero).
   float next = 0.0f;
-  for (auto* moments : {&optimizer.exp_avg(), &optimizer.exp_avg_sq()})
-    for (Tensor& t : *moments)
-      for (int64_t i = 0; i < t.numel(); ++i) t[i] = (next += 0.001f);
+  for (Tensor AdamWState::*moment : {&AdamWState::exp_avg, &AdamWState::exp_avg_sq})
+    for (AdamWState& state : optimizer.states())
+      for (int64_t i = 0; i < (state.*moment).numel(); ++i) (state.*moment)[i] = (next += 0.001f);
   save_model(path, config, Vocab::from_symbols({"\n", "a", "b", "c"}), 12, model, &optimizer, {{"note", "x"}});
 }
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "core/error.h"
 #include "optim/adamw.h"
 
 namespace mg {
@@ -22,8 +23,11 @@ TEST(AdamWTest, TwoStepsMatchHandComputedValuesWithDecayOnMatricesOnly) {
   optimizer.step(0.1);
   EXPECT_NEAR(matrix.value()[0], 0.890000002, 1e-6);  // 1 * (1 - 0.1*0.1) - 0.1 * 0.5/0.5
   EXPECT_NEAR(bias.value()[0], 0.900000002, 1e-6);
-  EXPECT_NEAR(optimizer.exp_avg()[0][0], 0.05, 1e-7);
-  EXPECT_NEAR(optimizer.exp_avg_sq()[0][0], 0.0025, 1e-8);
+  // The moments are held under the parameter's name (checkpoints store them so).
+  EXPECT_NEAR(optimizer.state("w").exp_avg[0], 0.05, 1e-7);
+  EXPECT_NEAR(optimizer.state("w").exp_avg_sq[0], 0.0025, 1e-8);
+  EXPECT_NEAR(optimizer.state("b").exp_avg[0], 0.05, 1e-7);
+  EXPECT_THROW(optimizer.state("c"), InternalError);
 
   matrix.grad()[0] = -0.25f;
   bias.grad()[0] = -0.25f;

@@ -1,5 +1,5 @@
 // The atomic writer (io/atomic_file.h): check the target, write a temporary beside it,
-// fsync, rename, fsync the folder.
+// fsync, rename, fsync the folder. And the appender of a log that grows by lines.
 #include "io/atomic_file.h"
 
 #include <fcntl.h>
@@ -91,6 +91,24 @@ void write_file_atomically(const fs::path& path, const WriteBody& write_body) {
 
 void write_text_atomically(const fs::path& path, const std::string& text) {
   write_file_atomically(path, [&](int fd) { return write_all(fd, text.data(), text.size()); });
+}
+
+AppendFile::AppendFile(fs::path path)
+    : path_(std::move(path)),
+      fd_(::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644)) {
+  if (fd_ < 0) throw IoError("cannot append to " + path_.string() + ": " + std::strerror(errno));
+  struct stat info {};
+  if (::fstat(fd_, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd_);
+    throw InputError("cannot append to " + path_.string() + ": not a regular file");
+  }
+}
+
+AppendFile::~AppendFile() { ::close(fd_); }
+
+void AppendFile::append(const std::string& text) {
+  if (int error_number = write_all(fd_, text.data(), text.size()))
+    throw IoError("cannot append to " + path_.string() + ": " + std::strerror(error_number));
 }
 
 }  // namespace mg

@@ -49,14 +49,14 @@ GradientExchange::Result GradientExchange::exchange(double local_loss, bool loca
   return {static_cast<double>(in[0]), in[1] > 0.0f};
 }
 
-void broadcast_training_state(Communicator& communicator, Gpt& model, AdamW& optimizer, SharedState& state) {
-  // [weights | exp_avg | exp_avg_sq], each in params.all() order.
-  auto& list = model.parameters().all();
-  std::vector<float> buffer(static_cast<size_t>(3 * model.parameters().element_count()));
+void broadcast_training_state(Communicator& communicator, AdamW& optimizer, SharedState& state) {
+  size_t elements = 0;  // [weights | exp_avg | exp_avg_sq] of each parameter, in the optimizer's order
+  for (const AdamWState& s : optimizer.states()) elements += 3 * static_cast<size_t>(s.exp_avg.numel());
+  std::vector<float> buffer(elements);
   auto walk = [&](bool pack) {
     float* cursor = buffer.data();
-    for (size_t i = 0; i < list.size(); ++i)
-      for (Tensor* t : {&list[i].var.value(), &optimizer.exp_avg()[i], &optimizer.exp_avg_sq()[i]}) {
+    for (AdamWState& s : optimizer.states())
+      for (Tensor* t : {&s.param.value(), &s.exp_avg, &s.exp_avg_sq}) {
         const size_t bytes = sizeof(float) * static_cast<size_t>(t->numel());
         if (pack) std::memcpy(cursor, t->data(), bytes);
         else std::memcpy(t->data(), cursor, bytes);

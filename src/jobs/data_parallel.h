@@ -50,14 +50,15 @@ class GradientExchange {
   double allreduce_s_ = 0.0;
 };
 
-// Rank 0's training state, on every rank: weights and AdamW moments (one fused
-// broadcast), the step, the sampler's and the dropout generator's states and the best
-// validation loss so far. Rank 0 built them fresh or from the checkpoint it resumed.
+// Rank 0's training state, on every rank: the weights and AdamW moments the optimizer's
+// states hold (one fused broadcast), the step, the sampler's and the dropout generator's
+// states and the best validation loss so far. Rank 0 built them fresh or from the
+// checkpoint it resumed.
 struct SharedState {
   int64_t step = 0;
   std::string sampler_state, dropout_rng_state;
   std::optional<double> best_val;
 };
-void broadcast_training_state(Communicator& communicator, Gpt& model, AdamW& optimizer, SharedState& state);
+void broadcast_training_state(Communicator& communicator, AdamW& optimizer, SharedState& state);
 
 }  // namespace mg

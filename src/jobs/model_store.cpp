@@ -24,22 +24,19 @@ LoadedModel load_model(const std::filesystem::path& path) {
 void save_model(const std::filesystem::path& path, const Config& config, const Vocab& vocab, int64_t step,
                 const Gpt& model, const AdamW* optimizer, const std::map<std::string, std::string>& extra) {
   std::vector<std::pair<std::string, const Tensor*>> tensors;
-  const auto& params = model.parameters().all();
-  for (const auto& p : params) tensors.push_back({p.name, &p.var.value()});
+  for (const auto& p : model.parameters().all()) tensors.push_back({p.name, &p.var.value()});
   if (optimizer) {
-    for (size_t i = 0; i < params.size(); ++i) tensors.push_back({std::string(kExpAvgPrefix) + params[i].name, &optimizer->exp_avg()[i]});
-    for (size_t i = 0; i < params.size(); ++i)
-      tensors.push_back({std::string(kExpAvgSqPrefix) + params[i].name, &optimizer->exp_avg_sq()[i]});
+    for (const AdamWState& s : optimizer->states()) tensors.push_back({kExpAvgPrefix + s.name, &s.exp_avg});
+    for (const AdamWState& s : optimizer->states()) tensors.push_back({kExpAvgSqPrefix + s.name, &s.exp_avg_sq});
   }
   save_checkpoint(path, config, vocab.symbols(), step, tensors, extra);
 }
 
-bool restore_moments(const Checkpoint& checkpoint, const Gpt& model, AdamW& optimizer) {
-  const auto& params = model.parameters().all();
-  if (!checkpoint.tensors.count(std::string(kExpAvgPrefix) + params.front().name)) return false;
-  for (size_t i = 0; i < params.size(); ++i) {
-    optimizer.exp_avg()[i].copy_from(checkpoint.tensors.at(std::string(kExpAvgPrefix) + params[i].name));
-    optimizer.exp_avg_sq()[i].copy_from(checkpoint.tensors.at(std::string(kExpAvgSqPrefix) + params[i].name));
+bool restore_moments(const Checkpoint& checkpoint, AdamW& optimizer) {
+  if (!checkpoint.has_optimizer_state()) return false;
+  for (AdamWState& s : optimizer.states()) {
+    s.exp_avg.copy_from(checkpoint.tensors.at(kExpAvgPrefix + s.name));
+    s.exp_avg_sq.copy_from(checkpoint.tensors.at(kExpAvgSqPrefix + s.name));
   }
   return true;
 }

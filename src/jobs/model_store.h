@@ -31,7 +31,8 @@ LoadedModel load_model(const std::filesystem::path& path);
 void save_model(const std::filesystem::path& path, const Config& config, const Vocab& vocab, int64_t step,
                 const Gpt& model, const AdamW* optimizer, const std::map<std::string, std::string>& extra);
 
-// Copies the moments of a training checkpoint into the optimizer; false when it has none.
-bool restore_moments(const Checkpoint& checkpoint, const Gpt& model, AdamW& optimizer);
+// Copies the moments of a training checkpoint into the optimizer's states, by parameter
+// name; false when it has none.
+bool restore_moments(const Checkpoint& checkpoint, AdamW& optimizer);
 
 }  // namespace mg

@@ -2,15 +2,20 @@
 
 #include <cmath>
 
+#include "core/error.h"
 #include "kernels/adamw.h"
 
 namespace mg {
 
-AdamW::AdamW(Parameters& params, AdamWSettings settings) : params_(params), settings_(settings) {
-  for (const auto& p : params_.all()) {
-    exp_avg_.push_back(Tensor::zeros(p.var.shape()));
-    exp_avg_sq_.push_back(Tensor::zeros(p.var.shape()));
-  }
+AdamW::AdamW(Parameters& params, AdamWSettings settings) : settings_(settings) {
+  for (const auto& p : params.all())
+    states_.push_back({p.name, p.var, Tensor::zeros(p.var.shape()), Tensor::zeros(p.var.shape())});
+}
+
+AdamWState& AdamW::state(const std::string& name) {
+  for (AdamWState& s : states_)
+    if (s.name == name) return s;
+  throw InternalError("the optimizer holds no parameter named " + name);
 }
 
 void AdamW::step(double lr) {
@@ -19,11 +24,11 @@ void AdamW::step(double lr) {
   const double bias2 = 1.0 - std::pow(settings_.beta2, static_cast<double>(t_));
   // One pass over every parameter, the tensors shared out over the threads (most are too
   // small to split). Each element's update is independent, so any split gives the same bits.
-  auto& list = params_.all();
-  const int64_t count = static_cast<int64_t>(list.size());
+  const int64_t count = static_cast<int64_t>(states_.size());
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t i = 0; i < count; ++i) {
-    Var& var = list[i].var;
+    AdamWState& state = states_[i];
+    Var& var = state.param;
     if (!var.has_grad()) continue;
     const bool decay = var.value().rank() == 2;
     AdamWStep s;
@@ -34,7 +39,7 @@ void AdamW::step(double lr) {
     s.weight_decay = decay ? settings_.weight_decay : 0.0;
     s.bias_correction1 = bias1;
     s.bias_correction2 = bias2;
-    adamw_update(var.value().data(), exp_avg_[i].data(), exp_avg_sq_[i].data(), var.grad().data(),
+    adamw_update(var.value().data(), state.exp_avg.data(), state.exp_avg_sq.data(), var.grad().data(),
                  var.value().numel(), s);
   }
 }

@@ -18,8 +18,18 @@ struct AdamWSettings {
   double beta1 = 0.9, beta2 = 0.99, eps = 1e-8, weight_decay = 0.1;
 };
 
+// One parameter's optimizer state, under the parameter's name: checkpoints store the
+// moments as optim.exp_avg.NAME and optim.exp_avg_sq.NAME.
+struct AdamWState {
+  std::string name;   // the parameter's, "blocks.0.attn.q_proj.weight"
+  Var param;          // the parameter itself
+  Tensor exp_avg;     // m [the parameter's shape]
+  Tensor exp_avg_sq;  // v [the parameter's shape]
+};
+
 class AdamW {
  public:
+  // A zero state for every parameter of PARAMS.
   AdamW(Parameters& params, AdamWSettings settings);
 
   // One update of every parameter from its gradient; t (steps taken) grows by one.
@@ -28,17 +38,16 @@ class AdamW {
   int64_t steps_taken() const { return t_; }
   void set_steps_taken(int64_t t) { t_ = t; }
 
-  // Moments by the parameter's index in params.all(): exp_avg [shape], exp_avg_sq [shape].
-  std::vector<Tensor>& exp_avg() { return exp_avg_; }
-  std::vector<Tensor>& exp_avg_sq() { return exp_avg_sq_; }
-  const std::vector<Tensor>& exp_avg() const { return exp_avg_; }
-  const std::vector<Tensor>& exp_avg_sq() const { return exp_avg_sq_; }
+  // Every parameter's state, in the parameters' registration order, and one by name
+  // (InternalError when no parameter has that name).
+  std::vector<AdamWState>& states() { return states_; }
+  const std::vector<AdamWState>& states() const { return states_; }
+  AdamWState& state(const std::string& name);
 
  private:
-  Parameters& params_;
   AdamWSettings settings_;
   int64_t t_ = 0;
-  std::vector<Tensor> exp_avg_, exp_avg_sq_;
+  std::vector<AdamWState> states_;
 };
 
 // Linear warm-up from lr/(warmup+1) to lr over warmup_steps, then cosine decay to min_lr
