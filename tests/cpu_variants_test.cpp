@@ -26,6 +26,7 @@
 #include "nn/gpt.h"
 #include "core/error.h"
 #include "core/random.h"
+#include "kernel_reference.h"
 #include "model_support.h"
 
 namespace mg {

@@ -13,6 +13,7 @@
 #include "nn/decoder.h"
 #include "kernels/packed_linear.h"
 #include "core/error.h"
+#include "kernel_reference.h"
 #include "model_support.h"
 
 namespace mg {

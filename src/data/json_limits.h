@@ -18,4 +18,7 @@ inline constexpr size_t kMaxJsonDepth = 64;
 // levels" (or ": NUL byte") at the first fault; brackets inside strings do not count.
 void check_json_limits(std::string_view text, const std::string& origin = "");
 
+// "invalid JSON at line L column C" for byte offset STOP of TEXT (lines and columns from 1).
+std::string invalid_json_at(std::string_view text, size_t stop);
+
 }  // namespace mg

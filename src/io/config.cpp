@@ -22,10 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// Model dimensions above this are refused: with every factor below 2^20 the largest
-// tensor, [mlp_ratio*D, D], still counts its elements in an int64.
-constexpr int64_t kMaxModelDim = int64_t(1) << 20;
-constexpr int64_t kMaxPositionsTimesWidth = int64_t(1) << 24;
 // A batch of more rows than this, or more validation batches, is a typo, not a plan
 // (the memory estimate refuses most such batches anyway; eval_batches costs only time).
 constexpr int64_t kMaxBatchSize = int64_t(1) << 20;
@@ -229,25 +225,9 @@ void validate_strings(const Config& c) {
 
 void validate_config(const Config& c) {
   const ModelConfig& m = c.model;
-  for (auto [name, value] : {std::pair{"model.vocab_size", m.vocab_size}, {"model.n_layer", m.n_layer},
-                             {"model.n_embd", m.n_embd}, {"model.n_head", m.n_head},
-                             {"model.block_size", m.block_size}, {"model.mlp_ratio", m.mlp_ratio}}) {
-    require(value >= 1, name, value, ">= 1");
-    require(value <= kMaxModelDim, name, value, "<= " + std::to_string(kMaxModelDim));
-  }
-  // RoPE tables, position embeddings and every layer's KV cache grow as block_size * n_embd;
-  // bounding the product keeps a hand-made config or checkpoint from claiming gigabytes
-  // that no tensor in the file accounts for (2^24 floats: 64 MB per table).
-  if (m.block_size * m.n_embd > kMaxPositionsTimesWidth)
-    throw InputError("model.block_size * model.n_embd = " + std::to_string(m.block_size) + " * " +
-                     std::to_string(m.n_embd) + " exceeds " + std::to_string(kMaxPositionsTimesWidth));
-  if (m.n_embd % m.n_head != 0)
-    throw InputError("model.n_embd = " + std::to_string(m.n_embd) + " must be divisible by model.n_head = " +
-                     std::to_string(m.n_head));
+  // Checked here first so that the message quotes the value as JSON (escaped, cut short).
   require(m.position == "rope" || m.position == "learned", "model.position", m.position, "\"rope\" or \"learned\"");
-  if (m.position == "rope" && m.head_width() % 2 != 0)
-    throw InputError("model.position \"rope\" needs an even head width, found n_embd / n_head = " +
-                     std::to_string(m.head_width()));
+  validate_model_shape(m);
   require(m.rope_base > 0, "model.rope_base", m.rope_base, "> 0");
   require(m.dropout >= 0 && m.dropout < 1, "model.dropout", m.dropout, "in [0, 1)");
   require(m.norm_eps > 0, "model.norm_eps", m.norm_eps, "> 0");

@@ -19,16 +19,6 @@ std::string describe_json_parse_error(const nlohmann::json::exception& error, st
   } else if (size_t open = what.find('\''), close = what.rfind('\''); open != std::string::npos && close > open) {
     stop = text.find(what.substr(open + 1, close - open - 1));
   }
-  stop = std::min<size_t>(stop, text.size());
-  size_t line = 1, column = 1;
-  for (size_t i = 0; i < stop; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
   // what() reads "[json.exception.parse_error.101] parse error at line 1, column 5: REASON";
   // keep REASON, which nlohmann already writes on one line with control bytes escaped.
   // Other errors read "[json.exception.out_of_range.406] REASON".
@@ -38,7 +28,7 @@ std::string describe_json_parse_error(const nlohmann::json::exception& error, st
   } else if (size_t bracket = what.find("] "); bracket != std::string::npos) {
     reason = what.substr(bracket + 2);
   }
-  std::string out = "invalid JSON at line " + std::to_string(line) + " column " + std::to_string(column);
+  std::string out = invalid_json_at(text, stop);
   if (!reason.empty()) out += ": " + reason;
   std::replace(out.begin(), out.end(), '\n', ' ');
   return out;

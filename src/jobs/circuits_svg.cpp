@@ -11,34 +11,13 @@
 namespace mg {
 namespace {
 
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += ch;
-    }
-  }
-  return out;
-}
-
-std::string num(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f", v);
-  return buffer;
-}
+std::string num(double v) { return format("%.1f", v); }
 
 // White at 0, towards red (positive) or blue (negative) by |v| / scale.
 std::string colour(double v, double scale) {
   const double t = scale > 0 ? std::min(1.0, std::fabs(v) / scale) : 0.0;
   const int fade = static_cast<int>(std::lround(255.0 * (1.0 - t)));
-  char buffer[16];
-  if (v >= 0) std::snprintf(buffer, sizeof buffer, "#ff%02x%02x", fade, fade);
-  else std::snprintf(buffer, sizeof buffer, "#%02x%02xff", fade, fade);
-  return buffer;
+  return v >= 0 ? format("#ff%02x%02x", fade, fade) : format("#%02x%02xff", fade, fade);
 }
 
 }  // namespace
@@ -59,14 +38,12 @@ std::string circuits_svg(const HeadCircuits& c) {
     double scale = 0;
     for (double v : *table) scale = std::max(scale, std::fabs(v));
     const double ox = 10 + panel * static_cast<double>(panel_index) + margin, oy = title_h + margin;
-    char heading[160];
-    std::snprintf(heading, sizeof heading, "layer %lld head %lld %s (|max| %.3f)", static_cast<long long>(c.layer),
-                  static_cast<long long>(c.head), title.c_str(), scale);
+    const std::string heading = format("layer %lld head %lld %s (|max| %.3f)", static_cast<long long>(c.layer),
+                                       static_cast<long long>(c.head), title.c_str(), scale);
     svg += "<text x=\"" + num(ox - margin) + "\" y=\"20\" font-size=\"12\" font-weight=\"bold\">" +
            xml_escape(heading) + "</text>\n";
     if (panel_index == 1) {
-      char line[120];
-      std::snprintf(line, sizeof line, "copy score %+.3f, diagonal top-1 %.0f%%", c.copy_score, 100 * c.diagonal_top1);
+      const std::string line = format("copy score %+.3f, diagonal top-1 %.0f%%", c.copy_score, 100 * c.diagonal_top1);
       svg += "<text x=\"" + num(ox - margin) + "\" y=\"36\" font-size=\"11\">" + xml_escape(line) + "</text>\n";
     }
     for (int64_t a = 0; a < c.V; ++a) {

@@ -90,20 +90,15 @@ HeadTrace trace_head(Gpt& model, const Vocab& vocab, std::u32string_view text, c
 }
 
 TraceForward trace_forward(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what) {
-  const ModelConfig& c = model.config();
-  if (text.empty()) throw InputError(what + " is empty: give at least one symbol");
-  if (static_cast<int64_t>(text.size()) > c.block_size)
-    throw InputError(what + " has " + std::to_string(text.size()) + " symbols, more than the model's block_size of " +
-                     std::to_string(c.block_size));
   TraceForward f;
-  const std::vector<int32_t> ids = vocab.encode(text, what);
+  const std::vector<int32_t> ids = encode_for_model(model, vocab, text, what);
   for (int32_t id : ids) f.tokens.push_back(vocab.symbol(id));
   NoGradGuard no_grad;
   ForwardOptions capture;
   capture.residual_streams = &f.streams;
   capture.projected_weights = &f.weights;
   model.forward(ids, 1, static_cast<int64_t>(ids.size()), capture);
-  MG_CHECK(static_cast<int64_t>(f.streams.size()) == c.n_layer + 1, "forward did not capture every residual stream");
+  MG_CHECK(static_cast<int64_t>(f.streams.size()) == model.config().n_layer + 1, "forward did not capture every residual stream");
   return f;
 }
 

@@ -25,26 +25,7 @@ namespace {
 constexpr const char* kFonts =
     "'Noto Sans CJK SC','Source Han Sans SC','PingFang SC','Microsoft YaHei','WenQuanYi Micro Hei',sans-serif";
 
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-std::string num(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.6g", v);
-  return buffer;
-}
+std::string num(double v) { return format("%.6g", v); }
 
 // Weight in [0,1] -> "#rrggbb" by linear interpolation between the 9 stops of "Blues".
 std::string colour(double w) {
@@ -54,11 +35,9 @@ std::string colour(double w) {
   const double x = std::clamp(w, 0.0, 1.0) * 8.0;
   const int i = std::min(7, static_cast<int>(x));
   const double f = x - i;
-  char buffer[8];
   int rgb[3];
   for (int k = 0; k < 3; ++k) rgb[k] = static_cast<int>(std::lround(stops[i][k] + f * (stops[i + 1][k] - stops[i][k])));
-  std::snprintf(buffer, sizeof buffer, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
-  return buffer;
+  return format("#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
 }
 
 std::string text_element(double x, double y, double size, const std::string& anchor, const std::string& body,
@@ -125,14 +104,14 @@ std::string heatmap_svg(const Inspection& r) {
     svg += text_element(0, 16, 14, "start", heading, " font-weight=\"bold\"");
     // The summary on two short lines, so a cell stays narrow.
     const HeadSummary& s = h.summary;
-    char line1[160], line2[160] = "";
-    std::snprintf(line1, sizeof line1, "entropy %.2f nats \u00b7 reads offset %lld most (%.0f%%)", s.mean_entropy,
-                  static_cast<long long>(s.top_offset), 100.0 * s.top_offset_share);
+    svg += text_element(0, 32, 11, "start",
+                        format("entropy %.2f nats \u00b7 reads offset %lld most (%.0f%%)", s.mean_entropy,
+                               static_cast<long long>(s.top_offset), 100.0 * s.top_offset_share),
+                        " fill=\"#333333\"");
     if (s.first_share && s.importance)
-      std::snprintf(line2, sizeof line2, "on position 0: %.2f \u00b7 importance %+.3f nats", *s.first_share,
-                    *s.importance);
-    svg += text_element(0, 32, 11, "start", line1, " fill=\"#333333\"");
-    if (line2[0]) svg += text_element(0, 46, 11, "start", line2, " fill=\"#333333\"");
+      svg += text_element(0, 46, 11, "start",
+                          format("on position 0: %.2f \u00b7 importance %+.3f nats", *s.first_share, *s.importance),
+                          " fill=\"#333333\"");
 
     const double mx = label_w, my = title_h + column_label_h;  // the matrix's top-left corner
     for (int64_t k = 0; k < T; ++k) {
@@ -145,17 +124,13 @@ std::string heatmap_svg(const Inspection& r) {
     for (int64_t t = 0; t < T; ++t) {
       for (int64_t k = 0; k <= t; ++k) {
         const double w = h.weight(t, k, T);
-        char tip[64];
-        std::snprintf(tip, sizeof tip, "%.6f", w);
         svg += "<rect x=\"" + num(mx + k * px) + "\" y=\"" + num(my + t * px) + "\" width=\"" + num(px) +
                "\" height=\"" + num(px) + "\" fill=\"" + colour(w) + "\" class=\"w\"><title>" +
                xml_escape("query " + std::to_string(t) + " " + symbol_label(r.tokens[t]) + " \u2192 key " +
-                          std::to_string(k) + " " + symbol_label(r.tokens[k]) + ": " + tip) +
+                          std::to_string(k) + " " + symbol_label(r.tokens[k]) + ": " + format("%.6f", w)) +
                "</title></rect>\n";
         if (px >= 26 && w >= 0.005) {  // big squares also print the weight
-          char value[16];
-          std::snprintf(value, sizeof value, "%.2f", w);
-          svg += text_element(mx + (k + 0.5) * px, my + (t + 0.5) * px + 3, 8.5, "middle", value,
+          svg += text_element(mx + (k + 0.5) * px, my + (t + 0.5) * px + 3, 8.5, "middle", format("%.2f", w),
                               w > 0.55 ? " fill=\"#ffffff\"" : " fill=\"#1a1a1a\"");
         }
       }

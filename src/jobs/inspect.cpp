@@ -47,16 +47,22 @@ HeadSummary summarize_weights(const std::vector<float>& w, int64_t T) {
   return s;
 }
 
+std::vector<int32_t> encode_for_model(const Gpt& model, const Vocab& vocab, std::u32string_view text,
+                                      const std::string& what) {
+  const int64_t block_size = model.config().block_size;
+  if (text.empty()) throw InputError(what + " is empty: give at least one symbol");
+  if (static_cast<int64_t>(text.size()) > block_size)
+    throw InputError(what + " has " + std::to_string(text.size()) + " symbols, more than the model's block_size of " +
+                     std::to_string(block_size));
+  return vocab.encode(text, what);
+}
+
 Inspection inspect_heads(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
                          const InspectOptions& options) {
   const ModelConfig& c = model.config();
-  if (text.empty()) throw InputError(what + " is empty: give at least one symbol");
-  if (static_cast<int64_t>(text.size()) > c.block_size)
-    throw InputError(what + " has " + std::to_string(text.size()) + " symbols, more than the model's block_size of " +
-                     std::to_string(c.block_size));
   Inspection r;
   r.text = std::u32string(text);
-  r.ids = vocab.encode(text, what);
+  r.ids = encode_for_model(model, vocab, text, what);
   for (int32_t id : r.ids) r.tokens.push_back(vocab.symbol(id));
   r.T = static_cast<int64_t>(r.ids.size());
   r.n_layer = c.n_layer;

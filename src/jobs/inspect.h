@@ -63,6 +63,12 @@ struct InspectOptions {
   bool importance = true;  // false skips the ablation forwards (one per selected head)
 };
 
+// TEXT's ids for one forward pass of MODEL (batch 1); WHAT names it in errors ("--text").
+// InputError: an empty text; a text longer than block_size (naming the limit); a symbol
+// outside the vocabulary (naming it and its position).
+std::vector<int32_t> encode_for_model(const Gpt& model, const Vocab& vocab, std::u32string_view text,
+                                      const std::string& what);
+
 // Encodes TEXT (WHAT names it in errors, e.g. "--text") and runs the model on it.
 // InputError: an empty text; a text longer than block_size (naming the limit); a symbol
 // outside the vocabulary (naming it and its position). Selected layer/head numbers must

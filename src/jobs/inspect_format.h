@@ -20,6 +20,9 @@ namespace mg {
 // printf into a std::string (up to 511 bytes): the one formatter of inspect-heads' texts.
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
+// S with & < > " ' written as XML entities: text and attribute values of the SVGs.
+std::string xml_escape(const std::string& s);
+
 // Columns a terminal gives the code point: 2 for East Asian wide and full-width ones
 // (CJK ideographs, kana, Hangul, CJK punctuation U+3000-303F such as 。, full-width forms
 // U+FF01-FF60 and U+FFE0-FFE6 such as ？), 0 for combining marks, else 1.

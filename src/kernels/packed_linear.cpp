@@ -49,13 +49,4 @@ void matrix_product(float* y, int64_t ldy, const float* x, int64_t ldx, int64_t 
   }
 }
 
-void linear_reference(float* y, const float* x, const float* weight, const float* bias, int64_t out, int64_t in,
-                      bool accumulate) {
-  for (int64_t o = 0; o < out; ++o) {
-    float sum = bias ? bias[o] : 0.0f;
-    for (int64_t i = 0; i < in; ++i) sum += x[i] * weight[o * in + i];
-    y[o] = accumulate ? y[o] + sum : sum;
-  }
-}
-
 }  // namespace mg

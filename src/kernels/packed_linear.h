@@ -40,13 +40,5 @@ class PackedLinear {
 // values only reach outputs that are never written.
 void matrix_product(float* y, int64_t ldy, const float* x, int64_t ldx, int64_t rows, const float* a, int64_t lda,
                     int64_t in, int64_t width);
-// One row: y[width] = x[in] A.
-inline void vector_matrix(float* y, const float* x, const float* a, int64_t lda, int64_t in, int64_t width) {
-  matrix_product(y, 0, x, 0, 1, a, lda, in, width);
-}
-
-// The plain loop the packed kernel is held against: y[out] (+)= x[in] W^T + b, W [out,in].
-void linear_reference(float* y, const float* x, const float* weight, const float* bias, int64_t out, int64_t in,
-                      bool accumulate);
 
 }  // namespace mg

@@ -9,27 +9,8 @@
 
 namespace mg {
 
-void validate_model_config(const ModelConfig& c) {
-  auto positive = [](int64_t v, const char* key) {
-    if (v < 1) throw InputError(std::string("model.") + key + " must be >= 1, found " + std::to_string(v));
-  };
-  positive(c.vocab_size, "vocab_size");
-  positive(c.n_layer, "n_layer");
-  positive(c.n_embd, "n_embd");
-  positive(c.n_head, "n_head");
-  positive(c.block_size, "block_size");
-  positive(c.mlp_ratio, "mlp_ratio");
-  if (c.n_embd % c.n_head != 0)
-    throw InputError("model.n_embd (" + std::to_string(c.n_embd) + ") is not divisible by model.n_head (" +
-                     std::to_string(c.n_head) + ")");
-  if (c.position != "rope" && c.position != "learned")
-    throw InputError("model.position must be \"rope\" or \"learned\", found \"" + c.position + "\"");
-  if (c.position == "rope" && c.head_width() % 2 != 0)
-    throw InputError("model.position \"rope\" needs an even head width, found d = " + std::to_string(c.head_width()));
-}
-
 Gpt::Gpt(const ModelConfig& config) : config_(config) {
-  validate_model_config(config_);
+  validate_model_shape(config_);
   for (const auto& [name, shape] : expected_parameter_shapes(config_)) params_.add(name, shape);
   if (config_.position == "rope")
     rope_table_ = make_rope_table(config_.block_size, config_.head_width(), config_.rope_base);

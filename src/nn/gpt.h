@@ -66,7 +66,4 @@ class Gpt {
   RopeTable rope_table_;  // [block_size, d/2], only for position == "rope"
 };
 
-// Throws InputError naming the key when the model config cannot be built.
-void validate_model_config(const ModelConfig& config);
-
 }  // namespace mg

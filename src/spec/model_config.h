@@ -22,4 +22,9 @@ struct ModelConfig {
   int64_t head_width() const { return n_embd / n_head; }
 };
 
+// Throws InputError naming the key when no model can be built of these sizes: a size below
+// 1 or above 2^20, block_size * n_embd above 2^24, n_embd not divisible by n_head, an
+// unknown position, or RoPE on an odd head width. (io checks the real-valued keys.)
+void validate_model_shape(const ModelConfig& config);
+
 }  // namespace mg
