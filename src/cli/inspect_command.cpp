@@ -71,12 +71,6 @@ Subject load_subject(const InspectHeadsOptions& o) {
   return subject;
 }
 
-void check_range(const char* option, int64_t value, int64_t count, const std::string& of_what) {
-  if (value < 0 || value >= count)
-    throw InputError(std::string(option) + " " + std::to_string(value) + " is out of range: " + of_what + ", valid 0.." +
-                     std::to_string(count - 1));
-}
-
 void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
 // The probe set the role scores use: --probe, else the config's data.probe_path; none when
@@ -309,8 +303,8 @@ Run add_inspect_heads_command(CLI::App& app) {
     Subject subject = load_subject(opt);
     const ModelConfig& c = subject.model.config();
     HeadSelection selection;
-    if (opt.layer) check_range("--layer", *opt.layer, c.n_layer, "the model has " + std::to_string(c.n_layer) + " layers");
-    if (opt.head) check_range("--head", *opt.head, c.n_head, "the model has " + std::to_string(c.n_head) + " heads");
+    if (opt.layer) check_index("--layer", *opt.layer, c.n_layer, "the model has " + std::to_string(c.n_layer) + " layers");
+    if (opt.head) check_index("--head", *opt.head, c.n_head, "the model has " + std::to_string(c.n_head) + " heads");
     selection.layer = opt.layer;
     selection.head = opt.head;
     const std::u32string text = decode_utf8(opt.text, "--text");
@@ -345,7 +339,7 @@ Run add_inspect_heads_command(CLI::App& app) {
       return kExitOk;
     }
     if (opt.position && !text.empty())
-      check_range("--position", *opt.position, static_cast<int64_t>(text.size()),
+      check_index("--position", *opt.position, static_cast<int64_t>(text.size()),
                   "the text has " + std::to_string(text.size()) + " symbols");
 
     Inspection inspection = inspect_heads(subject.model, subject.vocab, text, "--text", {selection, true});

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "jobs/inspect.h"
 #include "core/error.h"
 
 namespace mg {
@@ -72,24 +73,6 @@ std::vector<int64_t> min_cost_assignment(const std::vector<double>& cost, int64_
   for (int64_t j = 1; j <= n; ++j) result[match[j] - 1] = j - 1;
   return result;
 }
-
-namespace {
-
-// Every head's [T,T] pattern for one text, index layer * H + head.
-std::vector<std::vector<float>> head_patterns(Gpt& model, const std::vector<int32_t>& ids) {
-  NoGradGuard no_grad;
-  const int64_t T = static_cast<int64_t>(ids.size()), H = model.config().n_head;
-  std::vector<Tensor> weights;
-  ForwardOptions capture;
-  capture.projected_weights = &weights;
-  model.forward(ids, 1, T, capture);
-  std::vector<std::vector<float>> out;
-  for (const Tensor& w : weights)
-    for (int64_t h = 0; h < H; ++h) out.emplace_back(w.data() + h * T * T, w.data() + (h + 1) * T * T);
-  return out;
-}
-
-}  // namespace
 
 HeadComparison compare_heads(Gpt& a, Gpt& b, const std::vector<std::vector<int32_t>>& texts_a,
                              const std::vector<std::vector<int32_t>>& texts_b) {

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
@@ -33,8 +32,6 @@ using json = nlohmann::ordered_json;
 constexpr int64_t kMaxCircuitVocab = 256;
 constexpr uint64_t kMaxMetricsBytes = uint64_t(256) << 20;
 constexpr size_t kMaxLossPoints = 1000;
-
-double round9(double v) { return std::strtod(format("%.9g", v).c_str(), nullptr); }
 
 std::string base64(const std::vector<unsigned char>& bytes) {
   static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -204,9 +201,7 @@ json explorer_data(Gpt& model, const Vocab& vocab, std::u32string_view text, con
   const ModelConfig& c = model.config();
   Inspection inspection = inspect_heads(model, vocab, text, what, {});
   const int64_t T = inspection.T;
-  if (o.position && (*o.position < 0 || *o.position >= T))
-    throw InputError("--position " + std::to_string(*o.position) + " is out of range: the text has " +
-                     std::to_string(T) + " symbols, valid 0.." + std::to_string(T - 1));
+  if (o.position) check_index("--position", *o.position, T, "the text has " + std::to_string(T) + " symbols");
   json out = json::object();
   out["format"] = "mini-gpt head explorer 1";
   out["source"] = o.source;

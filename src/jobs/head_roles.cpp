@@ -7,6 +7,7 @@
 #include <numeric>
 #include <optional>
 
+#include "jobs/inspect.h"
 #include "core/error.h"
 #include "core/random.h"
 
@@ -15,20 +16,15 @@ namespace {
 
 float at(const std::vector<float>& w, int64_t T, int64_t t, int64_t s) { return w[static_cast<size_t>(t * T + s)]; }
 
-// Each layer's [1,H,T,T] projected_weights for one text.
-std::vector<Tensor> patterns(Gpt& model, const std::vector<int32_t>& ids) {
-  NoGradGuard no_grad;
-  std::vector<Tensor> weights;
-  ForwardOptions capture;
-  capture.projected_weights = &weights;
-  model.forward(ids, 1, static_cast<int64_t>(ids.size()), capture);
-  return weights;
-}
-
-// Head h's [T,T] pattern out of a layer's [1,H,T,T].
-std::vector<float> head_pattern(const Tensor& layer_weights, int64_t h, int64_t T) {
-  const float* src = layer_weights.data() + h * T * T;
-  return std::vector<float>(src, src + T * T);
+// A probe prompt's ids, or nothing when the vocabulary lacks one of its symbols.
+std::optional<std::vector<int32_t>> prompt_ids(const Vocab& vocab, const ProbeItem& item) {
+  std::vector<int32_t> ids;
+  for (char32_t c : item.prompt) {
+    auto id = vocab.find(c);
+    if (!id) return std::nullopt;
+    ids.push_back(*id);
+  }
+  return ids;
 }
 
 }  // namespace
@@ -50,10 +46,7 @@ void add_first_position(const std::vector<float>& w, int64_t T, PooledScore& sco
 
 void add_offsets(const std::vector<float>& w, int64_t T, std::vector<PooledScore>& by_offset) {
   for (int64_t k = 0; k < static_cast<int64_t>(by_offset.size()) && k < T; ++k)
-    for (int64_t t = std::max<int64_t>(k, 1); t < T; ++t) {
-      by_offset[k].sum += at(w, T, t, t - k);
-      ++by_offset[k].rows;
-    }
+    for (int64_t t = std::max<int64_t>(k, 1); t < T; ++t) by_offset[k].add(at(w, T, t, t - k));
 }
 
 void add_induction(const std::vector<float>& w, const std::vector<int32_t>& ids, PooledScore& score) {
@@ -66,10 +59,7 @@ void add_induction(const std::vector<float>& w, const std::vector<int32_t>& ids,
         earlier = true;
         sum += at(w, T, t, j + 1);
       }
-    if (earlier) {
-      score.sum += sum;
-      ++score.rows;
-    }
+    if (earlier) score.add(sum);
   }
 }
 
@@ -131,21 +121,6 @@ std::vector<std::vector<int32_t>> text_windows(const std::vector<int32_t>& ids, 
   return out;
 }
 
-namespace {
-
-// A probe prompt's ids, or nothing when the vocabulary lacks one of its symbols.
-std::optional<std::vector<int32_t>> prompt_ids(const Vocab& vocab, const ProbeItem& item) {
-  std::vector<int32_t> ids;
-  for (char32_t c : item.prompt) {
-    auto id = vocab.find(c);
-    if (!id) return std::nullopt;
-    ids.push_back(*id);
-  }
-  return ids;
-}
-
-}  // namespace
-
 std::vector<std::vector<int32_t>> probe_texts(const Vocab& vocab, const std::vector<ProbeItem>& probes,
                                               int64_t block_size) {
   std::vector<std::vector<int32_t>> out;
@@ -179,26 +154,22 @@ RoleReport score_head_roles(Gpt& model, const Vocab& vocab, const RoleOptions& o
     MG_CHECK(static_cast<int64_t>(ids.size()) <= c.block_size, "score_head_roles: a text longer than block_size");
     ++report.text_count;
     const int64_t T = static_cast<int64_t>(ids.size());
-    const std::vector<Tensor> w = patterns(model, ids);
-    for (int64_t l = 0; l < L; ++l)
-      for (int64_t h = 0; h < H; ++h) {
-        const std::vector<float> p = head_pattern(w[l], h, T);
-        Sums& s = sums[l * H + h];
-        add_previous_token(p, T, s.previous);
-        add_current_token(p, T, s.current);
-        add_first_position(p, T, s.first);
-        add_offsets(p, T, s.offsets);
-      }
+    const std::vector<std::vector<float>> p = head_patterns(model, ids);  // index layer * H + head
+    for (int64_t i = 0; i < heads; ++i) {
+      Sums& s = sums[i];
+      add_previous_token(p[i], T, s.previous);
+      add_current_token(p[i], T, s.current);
+      add_first_position(p[i], T, s.first);
+      add_offsets(p[i], T, s.offsets);
+    }
   }
   // Induction: the repeated random sequences, each as long as block_size allows.
   const int64_t count = std::min<int64_t>(c.block_size / 2, c.vocab_size);
   for (int64_t seed = 1; count >= 2 && seed <= o.induction_texts; ++seed) {
     const std::vector<int32_t> ids = repeated_random_ids(c.vocab_size, count, static_cast<uint64_t>(seed));
-    const std::vector<Tensor> w = patterns(model, ids);
+    const std::vector<std::vector<float>> p = head_patterns(model, ids);
     ++report.induction_texts;
-    for (int64_t l = 0; l < L; ++l)
-      for (int64_t h = 0; h < H; ++h)
-        add_induction(head_pattern(w[l], h, static_cast<int64_t>(ids.size())), ids, sums[l * H + h].induction);
+    for (int64_t i = 0; i < heads; ++i) add_induction(p[i], ids, sums[i].induction);
   }
   // Answer-finding: the weight on the answer's source from the position that predicts it.
   if (o.probes) {
@@ -213,28 +184,23 @@ RoleReport score_head_roles(Gpt& model, const Vocab& vocab, const RoleOptions& o
       source -= dropped;
       if (source < 0) continue;
       const int64_t T = static_cast<int64_t>(ids.size());
-      const std::vector<Tensor> w = patterns(model, ids);
+      const std::vector<std::vector<float>> p = head_patterns(model, ids);
       ++report.answer_items;
       const size_t kind = static_cast<size_t>(std::find(kinds.begin(), kinds.end(), item.kind) - kinds.begin());
       if (kind == kinds.size()) kinds.push_back(item.kind);
-      for (int64_t l = 0; l < L; ++l)
-        for (int64_t h = 0; h < H; ++h) {
-          Sums& s = sums[l * H + h];
-          const float weight = w[l].data()[(h * T + T - 1) * T + source];  // row T-1 of head h's [T,T]
-          s.answer.sum += weight;
-          ++s.answer.rows;
-          s.answer_by_kind.resize(kinds.size());
-          s.answer_by_kind[kind].sum += weight;
-          ++s.answer_by_kind[kind].rows;
-          if (source >= 1) {  // row `source` of [T,T]: how much of the symbol before it the source reads
-            const float copied = w[l].data()[(h * T + source) * T + source - 1];
-            s.copy.sum += copied;
-            ++s.copy.rows;
-            s.copy_by_kind.resize(kinds.size());
-            s.copy_by_kind[kind].sum += copied;
-            ++s.copy_by_kind[kind].rows;
-          }
+      for (int64_t i = 0; i < heads; ++i) {
+        Sums& s = sums[i];
+        const float weight = at(p[i], T, T - 1, source);  // row T-1 of the head's [T,T]
+        s.answer.add(weight);
+        s.answer_by_kind.resize(kinds.size());
+        s.answer_by_kind[kind].add(weight);
+        if (source >= 1) {  // row `source` of [T,T]: how much of the symbol before it the source reads
+          const float copied = at(p[i], T, source, source - 1);
+          s.copy.add(copied);
+          s.copy_by_kind.resize(kinds.size());
+          s.copy_by_kind[kind].add(copied);
         }
+      }
     }
   }
   for (int64_t l = 0; l < L; ++l)

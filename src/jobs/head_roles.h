@@ -42,6 +42,10 @@ namespace mg {
 struct PooledScore {
   double sum = 0.0;
   int64_t rows = 0;
+  void add(double weight) {
+    sum += weight;
+    ++rows;
+  }
   std::optional<double> mean() const { return rows ? std::optional<double>(sum / static_cast<double>(rows)) : std::nullopt; }
 };
 

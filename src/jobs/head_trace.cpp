@@ -6,9 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdarg>
-#include <cstdio>
-#include <cstdlib>
 #include <numeric>
 
 #include "jobs/inspect_format.h"
@@ -62,9 +59,6 @@ std::string vector6(const std::vector<double>& v, const std::string& indent) {
   return out + "]";
 }
 
-// 9 significant digits: every float survives the trip back, and the JSON stays short.
-double round9(double v) { return std::strtod(format("%.9g", v).c_str(), nullptr); }
-
 nlohmann::ordered_json numbers(const std::vector<double>& v) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (double x : v) out.push_back(round9(x));
@@ -106,14 +100,9 @@ HeadTrace trace_head(const Gpt& model, const Vocab& vocab, const TraceForward& f
                      int64_t position, int64_t top) {
   const ModelConfig& c = model.config();
   const int64_t text_size = static_cast<int64_t>(forward.tokens.size());
-  auto in_range = [](const char* name, int64_t v, int64_t n, const std::string& of) {
-    if (v < 0 || v >= n)
-      throw InputError(std::string(name) + " " + std::to_string(v) + " is out of range: " + of + ", valid 0.." +
-                       std::to_string(n - 1));
-  };
-  in_range("--trace layer", layer, c.n_layer, "the model has " + std::to_string(c.n_layer) + " layers");
-  in_range("--trace head", head, c.n_head, "the model has " + std::to_string(c.n_head) + " heads");
-  in_range("--position", position, text_size, "the text has " + std::to_string(text_size) + " symbols");
+  check_index("--trace layer", layer, c.n_layer, "the model has " + std::to_string(c.n_layer) + " layers");
+  check_index("--trace head", head, c.n_head, "the model has " + std::to_string(c.n_head) + " heads");
+  check_index("--position", position, text_size, "the text has " + std::to_string(text_size) + " symbols");
 
   HeadTrace r;
   r.tokens = forward.tokens;

@@ -21,6 +21,20 @@ double text_loss(Gpt& model, const std::vector<int32_t>& ids, const ForwardOptio
 
 }  // namespace
 
+std::vector<std::vector<float>> head_patterns(Gpt& model, const std::vector<int32_t>& ids) {
+  NoGradGuard no_grad;
+  const int64_t T = static_cast<int64_t>(ids.size()), H = model.config().n_head;
+  std::vector<Tensor> weights;  // per layer [1,H,T,T]
+  ForwardOptions capture;
+  capture.projected_weights = &weights;
+  model.forward(ids, 1, T, capture);
+  MG_CHECK(static_cast<int64_t>(weights.size()) == model.config().n_layer, "forward did not capture every layer");
+  std::vector<std::vector<float>> out;
+  for (const Tensor& w : weights)
+    for (int64_t h = 0; h < H; ++h) out.emplace_back(w.data() + h * T * T, w.data() + (h + 1) * T * T);
+  return out;
+}
+
 HeadSummary summarize_weights(const std::vector<float>& w, int64_t T) {
   MG_CHECK(static_cast<int64_t>(w.size()) == T * T && T >= 1, "summarize_weights: not a [T,T] matrix");
   HeadSummary s;
@@ -45,6 +59,12 @@ HeadSummary summarize_weights(const std::vector<float>& w, int64_t T) {
     s.first_share = first / static_cast<double>(T - 1);
   }
   return s;
+}
+
+void check_index(const std::string& option, int64_t value, int64_t count, const std::string& of_what) {
+  if (value < 0 || value >= count)
+    throw InputError(option + " " + std::to_string(value) + " is out of range: " + of_what + ", valid 0.." +
+                     std::to_string(count - 1));
 }
 
 std::vector<int32_t> encode_for_model(const Gpt& model, const Vocab& vocab, std::u32string_view text,
@@ -72,23 +92,16 @@ Inspection inspect_heads(Gpt& model, const Vocab& vocab, std::u32string_view tex
   MG_CHECK(!sel.head || (*sel.head >= 0 && *sel.head < c.n_head), "inspect_heads: head out of range");
 
   NoGradGuard no_grad;
-  std::vector<Tensor> weights;  // per layer [1,H,T,T]
-  ForwardOptions capture;
-  capture.projected_weights = &weights;
-  model.forward(r.ids, 1, r.T, capture);
-  MG_CHECK(static_cast<int64_t>(weights.size()) == c.n_layer, "forward did not capture every layer");
-
+  std::vector<std::vector<float>> patterns = head_patterns(model, r.ids);
   const bool score = options.importance && r.T > 1;
   if (score) r.loss = text_loss(model, r.ids, {});
-  const int64_t TT = r.T * r.T;
   for (int64_t l = 0; l < c.n_layer; ++l) {
     for (int64_t h = 0; h < c.n_head; ++h) {
       if (!sel.contains(l, h)) continue;
       HeadInspection head;
       head.layer = l;
       head.head = h;
-      const float* src = weights[static_cast<size_t>(l)].data() + h * TT;  // [T,T] slice of [1,H,T,T]
-      head.projected_weights.assign(src, src + TT);
+      head.projected_weights = std::move(patterns[static_cast<size_t>(l * c.n_head + h)]);
       head.summary = summarize_weights(head.projected_weights, r.T);
       if (score) {
         const HeadAblation zeroed{l, h, {}};

@@ -63,6 +63,10 @@ struct InspectOptions {
   bool importance = true;  // false skips the ablation forwards (one per selected head)
 };
 
+// InputError "OPTION VALUE is out of range: OF_WHAT, valid 0..COUNT-1" unless 0 <= VALUE <
+// COUNT ("--position 9 is out of range: the text has 4 symbols, valid 0..3").
+void check_index(const std::string& option, int64_t value, int64_t count, const std::string& of_what);
+
 // TEXT's ids for one forward pass of MODEL (batch 1); WHAT names it in errors ("--text").
 // InputError: an empty text; a text longer than block_size (naming the limit); a symbol
 // outside the vocabulary (naming it and its position).
@@ -75,6 +79,10 @@ std::vector<int32_t> encode_for_model(const Gpt& model, const Vocab& vocab, std:
 // be in range (MG_CHECK: the caller validates user input).
 Inspection inspect_heads(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
                          const InspectOptions& options = {});
+
+// Every head's [T,T] projected_weights on IDS (batch 1, at most block_size ids), index
+// layer * H + head: one forward pass that captures each layer's [1,H,T,T].
+std::vector<std::vector<float>> head_patterns(Gpt& model, const std::vector<int32_t>& ids);
 
 // The summary's entropy and offset numbers of one [T,T] weight matrix (importance unset).
 HeadSummary summarize_weights(const std::vector<float>& weights, int64_t T);

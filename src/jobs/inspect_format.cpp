@@ -22,6 +22,8 @@ std::string format(const char* fmt, ...) {
   return buffer;
 }
 
+double round9(double v) { return std::strtod(format("%.9g", v).c_str(), nullptr); }
+
 std::string xml_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -49,9 +51,6 @@ std::string pad_right(const std::string& text, int width) {
 }
 
 int digits(int64_t n) { return static_cast<int>(std::to_string(n).size()); }
-
-// Rounds to 9 significant digits: every float survives the trip back, and the JSON stays short.
-double round9(double v) { return std::strtod(format("%.9g", v).c_str(), nullptr); }
 
 // "0.002978", or "0" for an exact 0 (a masked key), as the lesson prints it.
 std::string weight6(float w) { return w == 0.0f ? std::string("0") : format("%.6f", static_cast<double>(w)); }

@@ -20,6 +20,9 @@ namespace mg {
 // printf into a std::string (up to 511 bytes): the one formatter of inspect-heads' texts.
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
+// V rounded to 9 significant digits: every float survives the trip back, and the JSON stays short.
+double round9(double v);
+
 // S with & < > " ' written as XML entities: text and attribute values of the SVGs.
 std::string xml_escape(const std::string& s);
 
