@@ -105,8 +105,7 @@ std::string compare_command(const InspectHeadsOptions& o, const std::u32string& 
     described = "the --text";
   } else {
     for (const ProbeItem& item : probes) {
-      bool known = true;
-      for (char32_t ch : item.prompt) known = known && a.vocab.find(ch) && b.vocab.find(ch);
+      const bool known = a.vocab.find_all(item.prompt) && b.vocab.find_all(item.prompt);
       if (known && texts.size() < 100) texts.push_back(item.prompt.substr(item.prompt.size() > static_cast<size_t>(block) ? item.prompt.size() - block : 0));
     }
     described = std::to_string(texts.size()) + " probe prompts of " + probe_path + " that both vocabularies hold";

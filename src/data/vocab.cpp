@@ -78,6 +78,17 @@ std::optional<int32_t> Vocab::find(char32_t code_point) const {
   return static_cast<int32_t>(it - code_points_.begin());
 }
 
+std::optional<std::vector<int32_t>> Vocab::find_all(std::u32string_view text) const {
+  std::vector<int32_t> ids;
+  ids.reserve(text.size());
+  for (char32_t c : text) {
+    auto id = find(c);
+    if (!id) return std::nullopt;
+    ids.push_back(*id);
+  }
+  return ids;
+}
+
 std::vector<int32_t> Vocab::encode(std::u32string_view text, const std::string& what) const {
   std::vector<int32_t> ids;
   ids.reserve(text.size());

@@ -31,6 +31,8 @@ class Vocab {
   const std::vector<std::string>& symbols() const { return symbols_; }  // UTF-8, in id order
 
   std::optional<int32_t> find(char32_t code_point) const;
+  // The ids of TEXT, or nothing when one of its symbols is not in the vocabulary.
+  std::optional<std::vector<int32_t>> find_all(std::u32string_view text) const;
 
   // Ids of TEXT; InputError "WHAT: symbol "X" (U+XXXX) at position N is not in the
   // vocabulary of V symbols" (N: 0-based symbol index) for the first unknown symbol.

@@ -3,6 +3,7 @@
 #include "jobs/evaluate.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "data/batch_sampler.h"
 #include "core/error.h"
@@ -106,23 +107,17 @@ ProbeScore score_probe(Gpt& model, const Vocab& vocab, const std::vector<ProbeIt
     std::vector<int32_t> answers;
     int64_t T = 1;
     for (size_t i = first; i < first + count; ++i) {
-      std::vector<int32_t> ids;
-      bool known = true;
-      for (char32_t c : probes[i].prompt) {
-        auto id = vocab.find(c);
-        if (!id) known = false;
-        else ids.push_back(*id);
-      }
+      std::optional<std::vector<int32_t>> ids = vocab.find_all(probes[i].prompt);
       auto answer = vocab.find(probes[i].answer);
-      if (!known || !answer || ids.empty()) {
-        ids.assign(1, 0);
+      if (!ids || !answer || ids->empty()) {
+        ids.emplace(1, 0);
         answers.push_back(-1);  // cannot be right
       } else {
         answers.push_back(*answer);
       }
-      if (static_cast<int64_t>(ids.size()) > T_max) ids.erase(ids.begin(), ids.end() - T_max);
-      T = std::max<int64_t>(T, static_cast<int64_t>(ids.size()));
-      prompts.push_back(std::move(ids));
+      if (static_cast<int64_t>(ids->size()) > T_max) ids->erase(ids->begin(), ids->end() - T_max);
+      T = std::max<int64_t>(T, static_cast<int64_t>(ids->size()));
+      prompts.push_back(std::move(*ids));
     }
     std::vector<int32_t> batch(count * static_cast<size_t>(T), 0);
     for (size_t i = 0; i < count; ++i) std::copy(prompts[i].begin(), prompts[i].end(), batch.begin() + i * T);

@@ -16,17 +16,6 @@ namespace {
 
 float at(const std::vector<float>& w, int64_t T, int64_t t, int64_t s) { return w[static_cast<size_t>(t * T + s)]; }
 
-// A probe prompt's ids, or nothing when the vocabulary lacks one of its symbols.
-std::optional<std::vector<int32_t>> prompt_ids(const Vocab& vocab, const ProbeItem& item) {
-  std::vector<int32_t> ids;
-  for (char32_t c : item.prompt) {
-    auto id = vocab.find(c);
-    if (!id) return std::nullopt;
-    ids.push_back(*id);
-  }
-  return ids;
-}
-
 }  // namespace
 
 void add_previous_token(const std::vector<float>& w, int64_t T, PooledScore& score) {
@@ -125,7 +114,7 @@ std::vector<std::vector<int32_t>> probe_texts(const Vocab& vocab, const std::vec
                                               int64_t block_size) {
   std::vector<std::vector<int32_t>> out;
   for (const ProbeItem& item : probes) {
-    std::optional<std::vector<int32_t>> known = prompt_ids(vocab, item);
+    std::optional<std::vector<int32_t>> known = vocab.find_all(item.prompt);
     if (!known || known->empty()) continue;
     std::vector<int32_t> ids = std::move(*known);
     if (static_cast<int64_t>(ids.size()) > block_size) ids.erase(ids.begin(), ids.end() - block_size);
@@ -176,7 +165,7 @@ RoleReport score_head_roles(Gpt& model, const Vocab& vocab, const RoleOptions& o
     for (const ProbeItem& item : *o.probes) {
       int64_t source = answer_source(item);
       if (source < 0) continue;
-      std::optional<std::vector<int32_t>> known = prompt_ids(vocab, item);
+      std::optional<std::vector<int32_t>> known = vocab.find_all(item.prompt);
       if (!known) continue;
       std::vector<int32_t> ids = std::move(*known);
       const int64_t dropped = std::max<int64_t>(0, static_cast<int64_t>(ids.size()) - c.block_size);
