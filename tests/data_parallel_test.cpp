@@ -100,15 +100,15 @@ TEST(DataParallelTest, SharesOfTheProbeCountEachChunkOnce) {
   std::vector<ProbeItem> probes;
   for (int i = 0; i < 100; ++i)  // 100 items: four chunks of one forward pass (32, 32, 32, 4)
     probes.push_back({std::u32string(1 + i % 5, U"abcd"[i % 4]), i % 3 == 0 ? U'a' : U'b', "test"});
-  EXPECT_EQ(probe_correct_count(model, vocab, probes, EvalShare{}), 34);
-  EXPECT_DOUBLE_EQ(probe_accuracy(model, vocab, probes), 0.34);
+  EXPECT_EQ(score_probe(model, vocab, probes).correct, 34);
+  EXPECT_DOUBLE_EQ(score_probe(model, vocab, probes).accuracy(), 0.34);
   for (int parts : {2, 3, 5}) {
     int64_t total = 0;
     for (int part = 0; part < parts; ++part) {
       int64_t expected = 0;  // the items of the chunks c with c % parts == part
       for (int i = 0; i < 100; ++i)
         if ((i / 32) % parts == part && i % 3 == 0) ++expected;
-      const int64_t count = probe_correct_count(model, vocab, probes, EvalShare{part, parts});
+      const int64_t count = score_probe(model, vocab, probes, EvalShare{part, parts}).correct;
       EXPECT_EQ(count, expected) << "part " << part << " of " << parts;
       total += count;
     }

@@ -131,7 +131,7 @@ TEST(ProbeByKind, CountsEachKindInOrderOfFirstAppearance) {
   EXPECT_EQ(score.kind_correct, (std::vector<int64_t>{7, 7, 0}));  // even and odd multiples of 5
   EXPECT_DOUBLE_EQ(score.kind_accuracy(0), 0.2);
   EXPECT_DOUBLE_EQ(score.accuracy(), 14.0 / 71.0);
-  EXPECT_EQ(probe_correct_count(model, vocab, probes, EvalShare{}), 14);
+  EXPECT_EQ(score_probe(model, vocab, probes).correct, 14);
   for (int parts : {2, 3}) {  // the shares' right answers add up, kind by kind
     std::vector<int64_t> total(3, 0);
     for (int part = 0; part < parts; ++part) {

@@ -46,40 +46,19 @@ double sampled_loss_share(Gpt& model, BatchSampler& sampler, int64_t batches, Ev
   return total;
 }
 
-// Mean loss over `batches` draws of the sampler.
-double mean_sampled_loss(Gpt& model, BatchSampler& sampler, int64_t batches) {
-  return sampled_loss_share(model, sampler, batches, EvalShare{}) / static_cast<double>(batches);
-}
-
 }  // namespace
-
-double sampled_loss(Gpt& model, std::span<const int32_t> split, int64_t batch_size, int64_t batches, uint64_t seed,
-                    RowStart row_start) {
-  BatchSampler sampler(split, model.config().block_size, batch_size, seed, row_start);
-  return mean_sampled_loss(model, sampler, batches);
-}
 
 // The sampler shares the split's storage: no copy of the validation ids per evaluation.
 double sampled_loss(Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed,
                     RowStart row_start) {
   BatchSampler sampler(split, model.config().block_size, batch_size, seed, row_start);
-  return mean_sampled_loss(model, sampler, batches);
+  return sampled_loss_share(model, sampler, batches, EvalShare{}) / static_cast<double>(batches);
 }
 
 double sampled_loss_sum(Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed,
                         EvalShare share, RowStart row_start) {
   BatchSampler sampler(split, model.config().block_size, batch_size, seed, row_start);
   return sampled_loss_share(model, sampler, batches, share);
-}
-
-double probe_accuracy(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes) {
-  if (probes.empty()) return 0.0;
-  return static_cast<double>(probe_correct_count(model, vocab, probes, EvalShare{})) /
-         static_cast<double>(probes.size());
-}
-
-int64_t probe_correct_count(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, EvalShare share) {
-  return score_probe(model, vocab, probes, share).correct;
 }
 
 ProbeScore score_probe(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, EvalShare share,

@@ -27,16 +27,12 @@ EvalResult evaluate_windows(Gpt& model, std::span<const int32_t> ids);
 // Mean loss over `batches` random batches of the split, drawn by a sampler seeded with
 // `seed` so every evaluation of a run scores the same windows; rows start as ROW_START
 // says (the training sampler's choice, so the figure compares with the training loss).
-double sampled_loss(Gpt& model, std::span<const int32_t> split, int64_t batch_size, int64_t batches, uint64_t seed,
-                    RowStart row_start = RowStart::anywhere());
 double sampled_loss(Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed,
                     RowStart row_start = RowStart::anywhere());
 
-// Share of probe prompts whose arg-max next symbol is the answer (prompts cropped to
-// their last block_size symbols). Items with a symbol outside the vocabulary count wrong.
-double probe_accuracy(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes);
-
-// The probe's right answers overall and per question kind.
+// The probe's right answers overall and per question kind: the prompts whose arg-max next
+// symbol is the answer (prompts cropped to their last block_size symbols). Items with a
+// symbol outside the vocabulary count wrong.
 struct ProbeScore {
   int64_t correct = 0, items = 0;
   std::vector<std::string> kinds;                    // in order of first appearance in the probe set
@@ -49,7 +45,7 @@ struct ProbeScore {
 
 // One process's share of the two evaluations above, for data-parallel training: of
 // `parts` processes, process `part` scores batches (of sampled_loss) and chunks of
-// probes (of probe_accuracy, in its groups of one forward pass) i with i % parts == part.
+// probes (of score_probe, in its groups of one forward pass) i with i % parts == part.
 // Every share draws all the batches, so the shares together score exactly the single
 // process's windows, each batch and chunk computed alike; summing the shares' results
 // over the processes and dividing by `batches` or probes.size() gives the same figures.
@@ -58,7 +54,6 @@ struct EvalShare {
 };
 double sampled_loss_sum(Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed,
                         EvalShare share, RowStart row_start = RowStart::anywhere());
-int64_t probe_correct_count(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, EvalShare share);
 
 // The share's ProbeScore: kinds and item counts are the whole set's, the right answers
 // only the share's (the shares' kind_correct and correct add up to the single process's).
