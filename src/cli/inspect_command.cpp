@@ -16,6 +16,7 @@
 #include "data/utf8.h"
 #include "data/probe.h"
 #include "data/text_file.h"
+#include "io/atomic_file.h"
 #include "jobs/head_ablation.h"
 #include "jobs/head_circuits.h"
 #include "jobs/head_compare.h"

@@ -9,7 +9,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <optional>
 #include <string>
 
@@ -18,7 +17,6 @@
 #include "io/config.h"
 #include "jobs/head_html.h"
 #include "jobs/train.h"
-#include "core/error.h"
 
 namespace mg::cli {
 namespace {

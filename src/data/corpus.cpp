@@ -8,7 +8,6 @@
 #include <sstream>
 
 #include "data/text_file.h"
-#include "data/utf8.h"
 #include "core/error.h"
 
 namespace mg {

@@ -65,7 +65,6 @@ class DistributedSession {
   DistributedSession& operator=(const DistributedSession&) = delete;
 
   Communicator& communicator() { return *communicator_; }
-  bool uses_mpi() const { return uses_mpi_; }
 
   // Ends every process of the job with `status` (MPI_Abort) and does not return when
   // MPI is in use: after an error on one rank the others may be waiting for it inside a

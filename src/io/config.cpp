@@ -4,11 +4,7 @@
 // 1e4 are fine, 64.5 is refused); number keys accept integers.
 #include "io/config.h"
 
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 #include <type_traits>
 
 #include "data/text_file.h"

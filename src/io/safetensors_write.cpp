@@ -3,8 +3,6 @@
 // the target, so a crash, a full disk or Ctrl-C leaves either the old checkpoint or the
 // new one, never half of one. The folder is fsync'ed too, so the rename survives a power cut.
 #include <bit>
-#include <cerrno>
-#include <cstring>
 #include <set>
 
 #include <nlohmann/json.hpp>

@@ -3,7 +3,6 @@
 // (blue negative, white 0, red positive, full colour at the table's largest |value|).
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "jobs/head_circuits.h"
 #include "jobs/inspect_format.h"

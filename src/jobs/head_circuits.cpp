@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdarg>
-#include <cstdio>
 #include <numeric>
 
 #include "jobs/inspect_format.h"
@@ -16,9 +14,6 @@ extern "C" void dgeev_(const char* jobvl, const char* jobvr, const int* n, doubl
                        const int* lwork, int* info);
 
 namespace mg {
-namespace {
-
-}  // namespace
 
 double eigenvalue_sign_share(const std::vector<double>& m, int64_t n) {
   MG_CHECK(static_cast<int64_t>(m.size()) == n * n && n >= 1, "eigenvalue_sign_share: not n x n");

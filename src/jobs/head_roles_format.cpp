@@ -1,7 +1,5 @@
 // The --roles table and JSON, built as strings and JSON values (the cli prints them).
 #include <algorithm>
-#include <cstdarg>
-#include <cstdio>
 
 #include "jobs/head_roles.h"
 #include "jobs/inspect_format.h"

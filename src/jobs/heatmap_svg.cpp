@@ -4,20 +4,12 @@
 // (s > t) are drawn grey so a learner tells "forbidden" from "allowed but ignored".
 #include "jobs/heatmap_svg.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <map>
 
-#include "data/utf8.h"
 #include "jobs/inspect_format.h"
-#include "core/error.h"
 
 namespace mg {
 namespace {

@@ -4,10 +4,8 @@
 // for the whole picture. Hovering a square in a browser shows its exact weight.
 #pragma once
 
-#include <filesystem>
 #include <string>
 
-#include "io/atomic_file.h"
 #include "jobs/inspect.h"
 
 namespace mg {
@@ -15,7 +13,5 @@ namespace mg {
 // The whole SVG document (UTF-8; symbols are text, XML-escaped). Each head is one
 // <g class="cell"> element.
 std::string heatmap_svg(const Inspection& r);
-
-// The picture is written with io/atomic_file.h's write_text_atomically, like every output.
 
 }  // namespace mg

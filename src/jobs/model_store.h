@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <map>
 #include <string>
-#include <vector>
 
 #include "data/vocab.h"
 #include "io/checkpoint.h"
