@@ -286,10 +286,6 @@ Config config_from_json(const json& input, const fs::path& base_dir, const std::
   return config;
 }
 
-Config config_from_json(const json& input, const fs::path& base_dir) {
-  return config_from_json(input, base_dir, "config");
-}
-
 Config read_config_file(const fs::path& file) {
   const std::string origin = file.string();
   // A regular file of bounded size ("config PATH is a FIFO, expected a text file").

@@ -60,13 +60,10 @@ Config load_config(const std::filesystem::path& file);
 // applies overrides first and then validates the whole (apply_overrides).
 Config read_config_file(const std::filesystem::path& file);
 
-// Parses a JSON object already in memory; relative paths resolve against base_dir.
-Config config_from_json(const nlohmann::json& json, const std::filesystem::path& base_dir);
-
-// The same; every InputError reads "ORIGIN: ..." (a file name, or "CKPT: __metadata__.config").
-// The two-argument form uses the origin "config".
+// Parses a JSON object already in memory; relative paths resolve against base_dir. Every
+// InputError reads "ORIGIN: ..." (a file name, or "CKPT: __metadata__.config").
 Config config_from_json(const nlohmann::json& json, const std::filesystem::path& base_dir,
-                        const std::string& origin);
+                        const std::string& origin = "config");
 
 // Applies "section.key=value" (value parsed as JSON, else taken as a string); relative
 // data paths resolve against the current folder. Then re-validates. On any error the
