@@ -1,34 +1,54 @@
 // One row's max-subtracted softmax, shared by the causal softmax and cross-entropy so that
-// both compute it the same way (stable for logits of +-1e4). Always inlined, and with no
-// std:: algorithm inside: kernels/cpu/ compiles it for three instruction sets, and an
-// out-of-line copy could be shared with baseline callers (see kernels/cpu_kernels.h).
+// both compute it the same way (stable for logits of +-1e4). For kernels/cpu/ files only:
+// it is written in the variant's float vectors (kernels/cpu/simd.h) and always inlined.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cpu/simd.h"
+#include "kernels/exp_approx.h"
+
 namespace mg {
 
 struct SoftmaxRowStats {
-  float max;  // the row's largest input
+  float max;  // the largest visible input
   float sum;  // sum of exp(x - max) before normalising: log-softmax(x)_v = x_v - max - log(sum)
 };
 
-// p[0..n) = softmax(x[0..n)); n >= 1. p may alias x.
-[[gnu::always_inline]] inline SoftmaxRowStats softmax_row(float* p, const float* x, int64_t n) {
-  // The maximum is the same in any order, so its loop may use vector lanes; the sum's
-  // order stays fixed.
-  float max = x[0];
-#pragma omp simd reduction(max : max)
-  for (int64_t v = 1; v < n; ++v) max = x[v] > max ? x[v] : max;
-  float sum = 0.0f;
-  for (int64_t v = 0; v < n; ++v) {
-    p[v] = std::exp(x[v] - max);
-    sum += p[v];
+// p[0..n) = softmax(x[0..visible)) followed by exact zeros; 1 <= visible <= n. p may alias x.
+// Three passes, each one vector per kLanes values: the maximum; the exps, stored and summed
+// in lanes; the scale by 1 / sum. Lanes past `visible` hold -inf, whose exp is 0, so a block
+// that straddles the end of the visible keys needs no scalar tail, and blocks past it are
+// only written with zeros. exp(x - max) below -87 is taken as 0 (it is under 2e-38, against
+// a sum of at least 1); a NaN stays NaN.
+[[gnu::always_inline]] inline SoftmaxRowStats softmax_row(float* p, const float* x, int64_t visible, int64_t n) {
+  const int64_t blocks = (visible + kLanes - 1) / kLanes;  // blocks holding a visible key
+  auto block_at = [&](int64_t v) {                           // x[v, v+kLanes), -inf from `visible` on
+    return lane_index(v) < static_cast<int32_t>(visible) ? load_row(x, v, n, -INFINITY) : splat(-INFINITY);
+  };
+  FloatVec max_vec = splat(-INFINITY);
+  for (int64_t b = 0; b < blocks; ++b) max_vec = max(max_vec, block_at(b * kLanes));
+  const float row_max = max_lanes(max_vec);
+
+  FloatVec sum_vec = splat(0.0f);
+  for (int64_t b = 0; b < blocks; ++b) {
+    const FloatVec shifted = block_at(b * kLanes) - row_max;
+    const FloatVec e = shifted < -87.0f ? splat(0.0f) : exp_approx<FloatVec, IntVec>(shifted);
+    sum_vec += e;
+    if (b * kLanes + kLanes <= n) store(p + b * kLanes, e);
+    else store_partial(p + b * kLanes, e, n - b * kLanes);
   }
-  const float inv = 1.0f / sum;
-  for (int64_t v = 0; v < n; ++v) p[v] *= inv;
-  return {max, sum};
+  const float sum = sum_lanes(sum_vec);
+
+  const FloatVec inv = splat(1.0f / sum);
+  int64_t v = 0;
+  for (; v + kLanes <= blocks * kLanes && v + kLanes <= n; v += kLanes) store(p + v, load(p + v) * inv);
+  for (; v < visible; ++v) p[v] *= 1.0f / sum;  // a last partial block at the row's end
+  // [visible, blocks * kLanes) already holds the exps' zeros; the keys after it get them here.
+  for (v = blocks * kLanes; v + kLanes <= n; v += kLanes) store(p + v, splat(0.0f));
+  for (; v < n; ++v) p[v] = 0.0f;
+  return {row_max, sum};
 }
 
 }  // namespace mg

@@ -14,7 +14,7 @@ void Kernels::cross_entropy_rows(double* row_loss, float* probs, const float* lo
   for (int64_t r = 0; r < rows; ++r) {
     const float* l = logits + r * V;  // [V]
     float* p = probs + r * V;         // [V]
-    const SoftmaxRowStats stats = softmax_row(p, l, V);
+    const SoftmaxRowStats stats = softmax_row(p, l, V, V);
     row_loss[r] = std::log(static_cast<double>(stats.sum)) - (static_cast<double>(l[targets[r]]) - stats.max);
   }
 }

@@ -3,6 +3,7 @@
 // before exp, so scores of +-1e4 neither overflow nor vanish. Masked weights are
 // written as exact zeros, never exp(-inf).
 #include "kernels/cpu/variant.h"
+#include "kernels/cpu/simd.h"
 #include "kernels/softmax_row.h"
 #include "kernels/parallel.h"
 
@@ -16,8 +17,7 @@ void Kernels::causal_softmax_forward(float* weights, const float* scores, int64_
     const int64_t visible = Tk - Tq + r % Tq + 1;  // keys 0 .. visible-1
     const float* s = scores + r * Tk;               // [Tk]
     float* w = weights + r * Tk;                    // [Tk]
-    softmax_row(w, s, visible);
-    for (int64_t k = visible; k < Tk; ++k) w[k] = 0.0f;
+    softmax_row(w, s, visible, Tk);
   };
   if (rows * Tk <= kParallelWork) {
     for (int64_t r = 0; r < rows; ++r) row(r);
@@ -40,8 +40,13 @@ void Kernels::softmax_backward_rows(float* dscores, const float* dweights, const
     const float* w = weights + r * Tk;
     const float* dw = dweights + r * Tk;
     float* ds = dscores + r * Tk;
-    float dot = 0.0f;
-    for (int64_t k = 0; k < visible; ++k) dot += w[k] * dw[k];
+    // <w, dw> over the visible keys in vector lanes; w is 0 past them, dw is masked there.
+    FloatVec dot_lanes = splat(0.0f);
+    for (int64_t k = 0; k < visible; k += kLanes) {
+      const FloatVec product = load_row(w, k, Tk, 0.0f) * load_row(dw, k, Tk, 0.0f);
+      dot_lanes += lane_index(k) < static_cast<int32_t>(visible) ? product : splat(0.0f);
+    }
+    const float dot = sum_lanes(dot_lanes);
     if (accumulate) {
       for (int64_t k = 0; k < visible; ++k) ds[k] += w[k] * (dw[k] - dot);
     } else {
