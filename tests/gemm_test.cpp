@@ -249,6 +249,77 @@ TEST_P(GemmBackendTest, BatchedWithPaddedStridesAndBroadcast) {
   }
 }
 
+// The epilogue (bias, addend, multiplier) against the reference, which applies it in double:
+// every combination the model uses, on padded C, with a tolerance that adds the epilogue
+// terms' own rounding to the product's bound.
+TEST_P(GemmBackendTest, EpilogueAddsBiasAndAddendAndMultiplies) {
+  struct Case {
+    bool bias, addend, multiplier;
+    float beta;
+  };
+  uint64_t seed = 900;
+  for (const Case& c : {Case{true, false, false, 0.0f}, Case{true, true, false, 0.0f}, Case{false, true, false, 1.0f},
+                        Case{false, false, true, 0.0f}, Case{true, true, true, 0.0f}}) {
+    for (int t = 0; t < 4; ++t) {
+      GemmArgs shape = dense(65, 19, 33, t & 1, t & 2, 1.0f, c.beta);
+      shape.ldc += 5;  // padded rows: addend and multiplier share C's leading dimension
+      Rng rng(seed++);
+      std::vector<float> bias(shape.N), addend(shape.M * shape.ldc, kNaN), multiplier(shape.M * shape.ldc, kNaN);
+      for (float& v : bias) v = static_cast<float>(2.0 * rng.uniform() - 1.0);
+      for (int64_t i = 0; i < shape.M; ++i)
+        for (int64_t j = 0; j < shape.N; ++j) {
+          addend[i * shape.ldc + j] = static_cast<float>(4.0 * rng.uniform() - 2.0);
+          multiplier[i * shape.ldc + j] = static_cast<float>(2.0 * rng.uniform() - 1.0);
+        }
+      shape.bias = c.bias ? bias.data() : nullptr;
+      shape.addend = c.addend ? addend.data() : nullptr;
+      shape.multiplier = c.multiplier ? multiplier.data() : nullptr;
+      SCOPED_TRACE(describe(shape) + (c.bias ? " bias" : "") + (c.addend ? " addend" : "") +
+                   (c.multiplier ? " multiplier" : ""));
+      Problem ref = make_problem(shape, seed), fast = make_problem(shape, seed);
+      gemm_reference(ref.args);
+      GetParam().run(fast.args);
+      int64_t bad = 0;
+      for (int64_t i = 0; i < shape.M; ++i) {
+        for (int64_t j = 0; j < shape.N; ++j) {
+          const int64_t at = i * shape.ldc + j;
+          // |product| <= K (|a| |b| <= 1 each); C started in [-1, 1]; bias and addend as drawn.
+          const double terms = static_cast<double>(shape.K) + std::fabs(c.beta) + (c.bias ? std::fabs(bias[j]) : 0.0) +
+                               (c.addend ? std::fabs(addend[at]) : 0.0);
+          const double tol = (shape.K + 4) * FLT_EPSILON * terms;
+          if (!(std::fabs(fast.c[at] - ref.c[at]) <= tol) && bad++ == 0)
+            ADD_FAILURE() << "C[" << i << "][" << j << "] = " << fast.c[at] << ", reference " << ref.c[at];
+        }
+        for (int64_t j = shape.N; j < shape.ldc; ++j)
+          if (fast.c[i * shape.ldc + j] != kPadSentinel && bad++ == 0) ADD_FAILURE() << "padding of C written";
+      }
+      EXPECT_EQ(bad, 0);
+    }
+  }
+  // A known answer: ([1 2] @ [3; 4] + bias 1 + addend 2) * 0.5 = 7.
+  float a[2] = {1, 2}, b[2] = {3, 4}, c[1] = {kNaN}, bias[1] = {1}, addend[1] = {2}, multiplier[1] = {0.5f};
+  GemmArgs g = dense(1, 1, 2, false, false);
+  g.A = a, g.B = b, g.C = c, g.bias = bias, g.addend = addend, g.multiplier = multiplier;
+  GetParam().run(g);
+  EXPECT_FLOAT_EQ(c[0], 7.0f);
+}
+
+TEST_P(GemmBackendTest, EpilogueRulesAreChecked) {
+  Problem p = make_problem(dense(4, 3, 2, false, false), 950);
+  float bias[3] = {1, 2, 3};
+  GemmArgs scaled = p.args;
+  scaled.alpha = 0.5f;  // oneDNN would scale the bias too
+  scaled.bias = bias;
+  EXPECT_ANY_THROW(GetParam().run(scaled));
+  GemmArgs accumulating = p.args;
+  accumulating.beta = 1.0f;  // (C + AB) * m is not what a gradient's multiplier means
+  accumulating.multiplier = p.c.data();
+  EXPECT_ANY_THROW(GetParam().run(accumulating));
+  GemmArgs many = tight_gemm_args(false, false, 4, 3, 2, 2);
+  many.A = p.a.data(), many.B = p.b.data(), many.C = p.c.data(), many.bias = bias;
+  EXPECT_ANY_THROW(GetParam().run(many));
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, GemmBackendTest,
                          ::testing::Values(Backend{"openblas", gemm_openblas}, Backend{"onednn", gemm_onednn}),
                          [](const ::testing::TestParamInfo<Backend>& info) { return std::string(info.param.name); });

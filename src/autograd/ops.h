@@ -47,13 +47,13 @@ namespace mg {
 // Leading axes of a and b are equal (batched), or b is 2-D and shared by every batch.
 Var matmul(const Var& a, const Var& b, bool transpose_b = false);
 
-// x [...,in] @ weight^T + bias: weight [out,in] as PyTorch stores it, bias [out] or undefined.
+// x [...,in] @ weight^T + bias: weight [out,in] as PyTorch stores it, bias [out] or undefined
+// (added in the GEMM's epilogue).
 Var linear(const Var& x, const Var& weight, const Var& bias = Var());
 
 // residual + x @ weight^T + bias in one op: a linear layer whose output joins the residual
-// stream (attention's out projection, the MLP's second layer). The GEMM accumulates onto a
-// copy of the residual, so the layer's own output is never stored, and the residual's
-// gradient is the upstream gradient itself, handed over without a copy.
+// stream (attention's out projection, the MLP's second layer). The residual and the bias
+// are the GEMM's epilogue, so the layer's own output is never stored.
 Var linear_residual(const Var& residual, const Var& x, const Var& weight, const Var& bias = Var());
 
 // a + b with b either a's shape or a's trailing axes (a bias broadcast over leading ones).

@@ -108,17 +108,30 @@ Var matmul(const Var& a, const Var& b, bool transpose_b) {
   });
 }
 
+namespace {
+
+// out [rows,out] = x W^T (+ bias) (+ residual) in one GEMM: the bias and the residual are
+// its epilogue, so neither costs a pass of its own.
+Tensor linear_forward(const Var& x, const Var& weight, const Var& bias, const Var& residual, const Shape& out_shape) {
+  const int64_t in = weight.shape()[1], out_width = weight.shape()[0];
+  Tensor out = Tensor::empty(out_shape);
+  GemmArgs g = tight_gemm_args(false, true, x.value().numel() / in, out_width, in);
+  g.A = x.value().data();
+  g.B = weight.value().data();
+  g.C = out.data();
+  if (bias.defined()) g.bias = bias.value().data();
+  if (residual.defined()) g.addend = residual.value().data();
+  gemm(g);
+  return out;
+}
+
+}  // namespace
+
 Var linear(const Var& x, const Var& weight, const Var& bias) {
   const Shape out_shape = linear_output_shape("linear", x, weight, bias);
   const int64_t in = weight.shape()[1], out_width = weight.shape()[0];
   const int64_t rows = x.value().numel() / in;
-  ProfileScope scope(OpFamily::other);  // the bias; the product is charged to GEMM
-
-  Tensor out = Tensor::empty(out_shape);
-  // Start every row at the bias and let the GEMM add x W^T on top (beta = 1).
-  if (bias.defined()) add_broadcast_rows(out.data(), nullptr, bias.value().data(), rows, out_width);
-  batched_gemm(false, true, 1, rows, out_width, in, x.value().data(), weight.value().data(),
-               bias.defined() ? 1.0f : 0.0f, out.data());
+  Tensor out = linear_forward(x, weight, bias, Var(), out_shape);
 
   std::vector<Var> inputs{x, weight};
   if (bias.defined()) inputs.push_back(bias);
@@ -135,13 +148,7 @@ Var linear_residual(const Var& residual, const Var& x, const Var& weight, const 
     throw ShapeError("linear_residual: residual " + shape_str(residual.shape()) + " does not fit the output " +
                      shape_str(out_shape));
   const int64_t rows = x.value().numel() / in;
-  ProfileScope scope(OpFamily::other);
-
-  // out [rows,out] starts as residual (+ bias), then the GEMM adds x W^T on top (beta = 1).
-  Tensor out = Tensor::empty(out_shape);
-  add_broadcast_rows(out.data(), residual.value().data(), bias.defined() ? bias.value().data() : nullptr, rows,
-                     out_width);
-  batched_gemm(false, true, 1, rows, out_width, in, x.value().data(), weight.value().data(), 1.0f, out.data());
+  Tensor out = linear_forward(x, weight, bias, residual, out_shape);
 
   std::vector<Var> inputs{residual, x, weight};
   if (bias.defined()) inputs.push_back(bias);

@@ -1,7 +1,10 @@
 // General matrix multiply, row-major, in three interchangeable backends:
-//   C[M,N] = alpha * op(A)[M,K] @ op(B)[K,N] + beta * C
+//   C[M,N] = (alpha * op(A)[M,K] @ op(B)[K,N] + beta * C + bias + addend) * multiplier
 // op(X) is X or X^T. Leading dimensions are row strides in elements. beta = 0 means C
-// is write-only (its old contents, even NaN, are ignored). Kernels know no graph.
+// is write-only (its old contents, even NaN, are ignored). bias, addend and multiplier
+// are the epilogue: each optional, applied to C's elements on the way out of the product
+// (oneDNN fuses them as the matmul's bias and post-ops), so a linear layer's bias, a
+// residual sum or an element-wise factor costs no pass of its own. Kernels know no graph.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +27,12 @@ struct GemmArgs {
   // Batched form: `batch` independent products, operand i at X + i * stride_x.
   int64_t batch = 1;
   int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+  // The epilogue, for 2-D products (batch 1): bias [N] added to every row (alpha must be 1);
+  // addend [M,N] added (a residual stream); multiplier [M,N] multiplying the result (beta
+  // must be 0). addend and multiplier have C's leading dimension ldc.
+  const float* bias = nullptr;
+  const float* addend = nullptr;
+  const float* multiplier = nullptr;
 };
 
 // Runs on the backend in force (set_gemm_backend).
@@ -33,6 +42,13 @@ void gemm(const GemmArgs& args);
 void gemm_reference(const GemmArgs& args);
 void gemm_openblas(const GemmArgs& args);
 void gemm_onednn(const GemmArgs& args);
+
+// Throws (MG_CHECK) when the epilogue breaks the rules above.
+void check_gemm_epilogue(const GemmArgs& args);
+
+// The epilogue applied to C in place, after a product that ran without it (the OpenBLAS
+// backend, which has none of its own).
+void apply_gemm_epilogue(const GemmArgs& args);
 
 // Arguments for tight row-major operands laid out one after another: leading dimensions
 // from the stored layouts (A [M,K] or [K,M], B [K,N] or [N,K], C [M,N]) and batch strides

@@ -1,9 +1,11 @@
 // oneDNN backend: every distinct GEMM (shape, transposes, leading dimensions, batch
-// strides, alpha, beta) becomes one matmul primitive, created on first use and cached.
-//   C = alpha * op(A) op(B) + beta * C
-// alpha is the output scale and beta the sum post-op, which oneDNN applies after the
-// scale: dst = beta * dst_old + alpha * acc. With beta == 0 there is no sum post-op, so
-// C's old contents (even NaN) are never read.
+// strides, alpha, beta, which epilogue terms) becomes one matmul primitive, created on
+// first use and cached.
+//   C = (alpha * op(A) op(B) + beta * C + bias + addend) * multiplier
+// alpha is the output scale, bias the matmul's own bias, and then the post-ops in order:
+// beta the sum post-op (dst = beta * dst_old + alpha * acc), the addend a binary add and
+// the multiplier a binary multiply, each of a full [M,N] tensor. With beta == 0 there is
+// no sum post-op, so C's old contents (even NaN) are never read.
 // A transpose is only a memory descriptor: op(A) [M,K] stored as [K,M] with row stride lda
 // has strides {1, lda}. The batched form is one 3-D matmul [batch,M,K] x [batch,K,N] with
 // the batch strides when oneDNN has an optimised kernel for them (a batch stride of 0 is a
@@ -27,12 +29,14 @@ struct GemmKey {
   bool trans_a, trans_b;
   int64_t M, N, K, lda, ldb, ldc, batch, stride_a, stride_b, stride_c;
   uint32_t alpha_bits, beta_bits;  // compared bit for bit: -0.0 and NaN are distinct keys
+  bool bias, addend, multiplier;   // which epilogue terms are present
   bool operator==(const GemmKey&) const = default;
 };
 
 struct GemmKeyHash {
   size_t operator()(const GemmKey& k) const {
-    size_t h = (size_t{k.trans_a} << 1) | size_t{k.trans_b};
+    size_t h = (size_t{k.trans_a} << 4) | (size_t{k.trans_b} << 3) | (size_t{k.bias} << 2) |
+               (size_t{k.addend} << 1) | size_t{k.multiplier};
     for (int64_t v : {k.M, k.N, k.K, k.lda, k.ldb, k.ldc, k.batch, k.stride_a, k.stride_b, k.stride_c,
                       int64_t{k.alpha_bits}, int64_t{k.beta_bits}})
       h = h * 0x9E3779B97F4A7C15ull + std::hash<int64_t>{}(v);
@@ -42,7 +46,7 @@ struct GemmKeyHash {
 
 struct CachedGemm {
   dnnl::matmul matmul;
-  memory a, b, c;                       // descriptors fixed; data handles set per call
+  memory a, b, c, bias, addend, multiplier;  // descriptors fixed; data handles set per call
   std::unordered_map<int, memory> args;  // the same handles, keyed by argument
   bool per_batch_loop = false;           // the primitive is 2-D and runs once per batch entry
 };
@@ -73,12 +77,14 @@ dnnl::matmul::primitive_desc matmul_pd(const GemmKey& k, bool batched) {
   dnnl::primitive_attr attr;
   float alpha = std::bit_cast<float>(k.alpha_bits), beta = std::bit_cast<float>(k.beta_bits);
   if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-  if (beta != 0.0f) {
-    dnnl::post_ops ops;
-    ops.append_sum(beta);
-    attr.set_post_ops(ops);
-  }
-  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr, onednn_detail::engine());
+  dnnl::post_ops ops;
+  if (beta != 0.0f) ops.append_sum(beta);
+  if (k.addend) ops.append_binary(dnnl::algorithm::binary_add, c);
+  if (k.multiplier) ops.append_binary(dnnl::algorithm::binary_mul, c);
+  attr.set_post_ops(ops);
+  if (!k.bias) return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr, onednn_detail::engine());
+  memory::desc bias({1, k.N}, memory::data_type::f32, memory::dims{k.N, 1});  // broadcast over rows
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, bias, c), attr, onednn_detail::engine());
 }
 
 CachedGemm make_gemm(const GemmKey& k) {
@@ -104,6 +110,20 @@ CachedGemm make_gemm(const GemmKey& k) {
   entry.b = memory(pd.weights_desc(), eng, DNNL_MEMORY_NONE);
   entry.c = memory(pd.dst_desc(), eng, DNNL_MEMORY_NONE);
   entry.args = {{DNNL_ARG_SRC, entry.a}, {DNNL_ARG_WEIGHTS, entry.b}, {DNNL_ARG_DST, entry.c}};
+  // A binary post-op's operand is argument (its index in the post-op chain) | SRC_1.
+  int post_op = std::bit_cast<float>(k.beta_bits) != 0.0f ? 1 : 0;
+  if (k.bias) {
+    entry.bias = memory(pd.bias_desc(), eng, DNNL_MEMORY_NONE);
+    entry.args.emplace(DNNL_ARG_BIAS, entry.bias);
+  }
+  if (k.addend) {
+    entry.addend = memory(pd.dst_desc(), eng, DNNL_MEMORY_NONE);
+    entry.args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op++) | DNNL_ARG_SRC_1, entry.addend);
+  }
+  if (k.multiplier) {
+    entry.multiplier = memory(pd.dst_desc(), eng, DNNL_MEMORY_NONE);
+    entry.args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op++) | DNNL_ARG_SRC_1, entry.multiplier);
+  }
   return entry;
 }
 
@@ -120,10 +140,15 @@ void scale_only(const GemmArgs& g) {
 
 void gemm_onednn(const GemmArgs& g) {
   MG_CHECK(g.M >= 0 && g.N >= 0 && g.K >= 0 && g.batch >= 0, "gemm_onednn: negative size");
+  check_gemm_epilogue(g);
   if (g.M == 0 || g.N == 0 || g.batch == 0) return;
-  if (g.K == 0) return scale_only(g);
+  if (g.K == 0) {
+    scale_only(g);
+    return apply_gemm_epilogue(g);
+  }
   GemmKey key{g.trans_a, g.trans_b, g.M, g.N, g.K, g.lda, g.ldb, g.ldc, g.batch, g.stride_a,
-              g.stride_b, g.stride_c, std::bit_cast<uint32_t>(g.alpha), std::bit_cast<uint32_t>(g.beta)};
+              g.stride_b, g.stride_c, std::bit_cast<uint32_t>(g.alpha), std::bit_cast<uint32_t>(g.beta),
+              g.bias != nullptr, g.addend != nullptr, g.multiplier != nullptr};
   if (g.batch == 1) key.stride_a = key.stride_b = key.stride_c = 0;  // unused, so not part of the identity
 
   std::lock_guard<std::mutex> lock(onednn_detail::mutex());
@@ -137,6 +162,10 @@ void gemm_onednn(const GemmArgs& g) {
     entry.a.set_data_handle(const_cast<float*>(g.A + b * g.stride_a));
     entry.b.set_data_handle(const_cast<float*>(g.B + b * g.stride_b));
     entry.c.set_data_handle(g.C + b * g.stride_c);
+    // The epilogue comes only with batch 1, so b is 0 here whenever it is set.
+    if (g.bias) entry.bias.set_data_handle(const_cast<float*>(g.bias));
+    if (g.addend) entry.addend.set_data_handle(const_cast<float*>(g.addend));
+    if (g.multiplier) entry.multiplier.set_data_handle(const_cast<float*>(g.multiplier));
     entry.matmul.execute(stream, entry.args);
   }
   stream.wait();

@@ -24,12 +24,14 @@ void sgemm_entry(const GemmArgs& g, int64_t b) {
 }  // namespace
 
 void gemm_openblas(const GemmArgs& g) {
+  check_gemm_epilogue(g);
   if (g.M == 0 || g.N == 0) return;
   // Entries may run at once only if their C blocks are disjoint.
   const bool disjoint_c = g.stride_c >= (g.M - 1) * g.ldc + g.N;
   const bool by_entry = g.batch > 1 && disjoint_c && g.M * g.N * g.K < kSmallProduct;
 #pragma omp parallel for schedule(static) if (by_entry && omp_get_max_threads() > 1)
   for (int64_t b = 0; b < g.batch; ++b) sgemm_entry(g, b);
+  apply_gemm_epilogue(g);
 }
 
 }  // namespace mg

@@ -2,11 +2,14 @@
 // double so its own rounding never hides a fast backend's error.
 #include <vector>
 
+#include "core/error.h"
 #include "kernels/gemm.h"
+#include "kernels/parallel.h"
 
 namespace mg {
 
 void gemm_reference(const GemmArgs& g) {
+  check_gemm_epilogue(g);
   for (int64_t b = 0; b < g.batch; ++b) {
     const float* A = g.A + b * g.stride_a;
     const float* B = g.B + b * g.stride_b;
@@ -20,9 +23,34 @@ void gemm_reference(const GemmArgs& g) {
           acc += static_cast<double>(a) * bv;
         }
         float& c = C[i * g.ldc + j];
-        c = static_cast<float>(g.alpha * acc + (g.beta == 0.0f ? 0.0 : g.beta * static_cast<double>(c)));
+        double result = g.alpha * acc + (g.beta == 0.0f ? 0.0 : g.beta * static_cast<double>(c));
+        if (g.bias) result += g.bias[j];
+        if (g.addend) result += g.addend[i * g.ldc + j];
+        if (g.multiplier) result *= g.multiplier[i * g.ldc + j];
+        c = static_cast<float>(result);
       }
     }
+  }
+}
+
+void check_gemm_epilogue(const GemmArgs& g) {
+  if (!g.bias && !g.addend && !g.multiplier) return;
+  MG_CHECK(g.batch == 1, "gemm: an epilogue needs a 2-D product (batch 1)");
+  MG_CHECK(!g.bias || g.alpha == 1.0f, "gemm: a bias needs alpha = 1");
+  MG_CHECK(!g.multiplier || g.beta == 0.0f, "gemm: a multiplier needs beta = 0");
+}
+
+void apply_gemm_epilogue(const GemmArgs& g) {
+  if (!g.bias && !g.addend && !g.multiplier) return;
+#pragma omp parallel for if (g.M * g.N > kParallelWork)
+  for (int64_t i = 0; i < g.M; ++i) {
+    float* c = g.C + i * g.ldc;
+    if (g.bias)
+      for (int64_t j = 0; j < g.N; ++j) c[j] += g.bias[j];
+    if (g.addend)
+      for (int64_t j = 0; j < g.N; ++j) c[j] += g.addend[i * g.ldc + j];
+    if (g.multiplier)
+      for (int64_t j = 0; j < g.N; ++j) c[j] *= g.multiplier[i * g.ldc + j];
   }
 }
 
