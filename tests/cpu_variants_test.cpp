@@ -113,7 +113,9 @@ TEST(CpuVariantTest, GeluForwardAndBothBackwards) {
         gelu_forward(y.data(), x.data(), kN);
         gelu_backward(dx.data(), dout.data(), x.data(), kN, true);
         gelu_backward(dx_over.data(), dout.data(), x.data(), kN, false);
-        return concat({&y, &dx, &dx_over});
+        std::vector<float> fused(kN), slope(kN);
+        gelu_forward_with_slope(fused.data(), slope.data(), x.data(), kN);
+        return concat({&y, &dx, &dx_over, &fused, &slope});
       },
       1e-6, 4e-7, "gelu");  // x ~ 3 N(0,1): terms up to ~10
 }

@@ -61,6 +61,25 @@ TEST(KernelForwardTest, GeluStaysWithinFloatPrecisionOfTheErfFormulaFromMinus20T
   }
 }
 
+// The fused MLP's kernel: the same values as gelu_forward, and as the slope the derivative
+// gelu_backward applies, bit for bit, written in place over x too.
+TEST(KernelForwardTest, GeluWithSlopeIsGeluAndItsDerivative) {
+  constexpr int64_t n = 40001;
+  std::vector<float> xs(n), out(n), dx(n, 0.0f), ones(n, 1.0f), fused(n), slope(n);
+  for (int64_t i = 0; i < n; ++i) xs[i] = -20.0f + 40.0f * static_cast<float>(i) / (n - 1);
+  gelu_forward(out.data(), xs.data(), n);
+  gelu_backward(dx.data(), ones.data(), xs.data(), n, false);
+  gelu_forward_with_slope(fused.data(), slope.data(), xs.data(), n);
+  std::vector<float> in_place = xs, fused_in_place(n);
+  gelu_forward_with_slope(fused_in_place.data(), in_place.data(), in_place.data(), n);
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(fused[i], out[i]) << "x=" << xs[i];
+    ASSERT_EQ(slope[i], dx[i]) << "x=" << xs[i];
+    ASSERT_EQ(fused_in_place[i], out[i]) << "x=" << xs[i];
+    ASSERT_EQ(in_place[i], dx[i]) << "x=" << xs[i];
+  }
+}
+
 TEST(KernelForwardTest, LayerNormMatchesADoubleComputationEvenFarFromZero) {
   constexpr int64_t rows = 4, D = 9;
   const Tensor x = random_tensor({rows, D}, 60, 1.0, 100.0);  // mean ~100, std ~1

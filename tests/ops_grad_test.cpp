@@ -315,6 +315,44 @@ TEST_P(OpsGradTest, LinearResidualMatchesFiniteDifferencesAndComposedOps) {
   for (int64_t i = 0; i < fused.value().numel(); ++i) EXPECT_NEAR(fused.value()[i], composed.value()[i], 1e-5);
 }
 
+// The fused MLP on every backend (oneDNN's GEMM applies GELU's slope as a post-op): against
+// finite differences, and values and gradients against linear -> gelu -> linear_residual.
+TEST(OpsMlpTest, MlpResidualMatchesFiniteDifferencesAndComposedOps) {
+  const GemmBackend saved = gemm_backend();
+  for (GemmBackend backend : {GemmBackend::reference, GemmBackend::openblas, GemmBackend::onednn}) {
+    SCOPED_TRACE(std::string(backend_name(backend)));
+    set_gemm_backend(backend);
+    check_gradients("mlp_residual", kGeluTol,
+                    {param({2, 3, 4}, 90), param({2, 3, 4}, 91), param({6, 4}, 92, 0.5), param({6}, 93),
+                     param({4, 6}, 94, 0.5), param({4}, 95)},
+                    [](const std::vector<Var>& in) { return mlp_residual(in[0], in[1], in[2], in[3], in[4], in[5]); });
+    check_gradients("mlp_residual_no_bias", kGeluTol,
+                    {param({5, 4}, 96), param({5, 4}, 97), param({6, 4}, 98, 0.5), param({4, 6}, 99, 0.5)},
+                    [](const std::vector<Var>& in) { return mlp_residual(in[0], in[1], in[2], Var(), in[3], Var()); });
+
+    std::vector<Var> fused_in, composed_in;
+    const std::vector<Shape> shapes{{3, 7, 8}, {3, 7, 8}, {32, 8}, {32}, {8, 32}, {8}};
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const Tensor t = random_tensor(shapes[i], 100 + i, 0.7);
+      fused_in.emplace_back(t.clone(), true);
+      composed_in.emplace_back(t.clone(), true);
+    }
+    const Var& r = composed_in[0];
+    Var fused = mlp_residual(fused_in[0], fused_in[1], fused_in[2], fused_in[3], fused_in[4], fused_in[5]);
+    Var composed = linear_residual(r, gelu(linear(composed_in[1], composed_in[2], composed_in[3])), composed_in[4],
+                                   composed_in[5]);
+    for (int64_t i = 0; i < fused.value().numel(); ++i)
+      EXPECT_NEAR(fused.value()[i], composed.value()[i], 1e-5) << "out " << i;
+    const Tensor weights = random_tensor(fused.shape(), 110);
+    backward(weighted_sum_op(fused, weights));
+    backward(weighted_sum_op(composed, weights));
+    for (size_t which = 0; which < shapes.size(); ++which)
+      for (int64_t i = 0; i < fused_in[which].value().numel(); ++i)
+        EXPECT_NEAR(fused_in[which].grad()[i], composed_in[which].grad()[i], 1e-4) << "input " << which << " " << i;
+  }
+  set_gemm_backend(saved);
+}
+
 // The fused QKV projection with RoPE, against finite differences (through select, so the
 // view op's backward is covered too) and against linear -> split_heads -> rope.
 TEST_P(OpsGradTest, QkvHeadsMatchesFiniteDifferencesAndComposedOps) {

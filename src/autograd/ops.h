@@ -15,6 +15,9 @@
 //   matmul(a, b)             out = a b              da = dout b^T        db = a^T dout
 //   linear(x, W, b)          out = x W^T + b        dx = dout W          dW = dout^T x    db = sum_rows dout
 //   linear_residual(r,x,W,b) out = r + x W^T + b    dr = dout, then as linear
+//   mlp_residual(r,x,W1,b1,W2,b2)  p = x W1^T + b1, out = r + gelu(p) W2^T + b2
+//                            dr = dout, dW2 = dout^T gelu(p), db2 = sum_rows dout,
+//                            dp = (dout W2) gelu'(p), then dx, dW1, db1 as linear with dp
 //   add(a, b)                out = a + b            da = dout            db = dout (summed over broadcast rows)
 //   scale(x, f)              out = f x              dx = f dout
 //   embedding(E, ids)        out[i] = E[ids[i]]     dE[ids[i]] += dout[i]
@@ -55,6 +58,13 @@ Var linear(const Var& x, const Var& weight, const Var& bias = Var());
 // stream (attention's out projection, the MLP's second layer). The residual and the bias
 // are the GEMM's epilogue, so the layer's own output is never stored.
 Var linear_residual(const Var& residual, const Var& x, const Var& weight, const Var& bias = Var());
+
+// The MLP on the residual stream in one op: residual + GELU(x fc_weight^T + fc_bias)
+// proj_weight^T + proj_bias, as linear -> gelu -> linear_residual compute it. The forward
+// keeps GELU's slope in place of its input, and the backward applies it as the multiplier
+// of the GEMM that makes the hidden layer's gradient, so GELU's backward costs no pass.
+Var mlp_residual(const Var& residual, const Var& x, const Var& fc_weight, const Var& fc_bias,
+                 const Var& proj_weight, const Var& proj_bias);
 
 // a + b with b either a's shape or a's trailing axes (a bias broadcast over leading ones).
 Var add(const Var& a, const Var& b);

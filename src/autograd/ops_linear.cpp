@@ -1,4 +1,4 @@
-// The affine ops: matmul, linear, add, scale. Products go through mg::gemm so the
+// The affine ops: matmul, linear, linear_residual, the fused MLP, add, scale. Products go through mg::gemm so the
 // backend chosen at run time (set_gemm_backend) does the work; a backward GEMM's beta is
 // the gradient rule's flag (1 adds into the gradient, 0 overwrites it).
 #include <algorithm>
@@ -7,6 +7,7 @@
 
 #include "autograd/ops.h"
 #include "kernels/elementwise.h"
+#include "kernels/gelu.h"
 #include "kernels/gemm.h"
 #include "kernels/profile.h"
 #include "core/error.h"
@@ -30,8 +31,7 @@ void batched_gemm(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t 
 float beta_for(bool accumulate) { return accumulate ? 1.0f : 0.0f; }
 
 // The output shape of x [...,in] @ W^T [in,out] (+ b [out]), or a ShapeError naming `op`.
-Shape linear_output_shape(const char* op, const Var& x, const Var& weight, const Var& bias) {
-  const Shape& sx = x.shape();
+Shape linear_output_shape(const char* op, const Shape& sx, const Var& weight, const Var& bias) {
   const Shape& sw = weight.shape();
   if (sx.empty() || sw.size() != 2 || sw[1] != sx.back())
     throw ShapeError(std::string(op) + ": x " + shape_str(sx) + " does not fit weight " + shape_str(sw) +
@@ -110,28 +110,31 @@ Var matmul(const Var& a, const Var& b, bool transpose_b) {
 
 namespace {
 
-// out [rows,out] = x W^T (+ bias) (+ residual) in one GEMM: the bias and the residual are
-// its epilogue, so neither costs a pass of its own.
-Tensor linear_forward(const Var& x, const Var& weight, const Var& bias, const Var& residual, const Shape& out_shape) {
-  const int64_t in = weight.shape()[1], out_width = weight.shape()[0];
+// out [rows,out] = x [rows,in] W^T (+ bias) (+ residual) in one GEMM: the bias and the
+// residual are its epilogue, so neither costs a pass of its own.
+Tensor linear_forward(const Tensor& x, const Tensor& weight, const float* bias, const float* residual,
+                      const Shape& out_shape) {
+  const int64_t in = weight.dim(1), out_width = weight.dim(0);
   Tensor out = Tensor::empty(out_shape);
-  GemmArgs g = tight_gemm_args(false, true, x.value().numel() / in, out_width, in);
-  g.A = x.value().data();
-  g.B = weight.value().data();
+  GemmArgs g = tight_gemm_args(false, true, x.numel() / in, out_width, in);
+  g.A = x.data();
+  g.B = weight.data();
   g.C = out.data();
-  if (bias.defined()) g.bias = bias.value().data();
-  if (residual.defined()) g.addend = residual.value().data();
+  g.bias = bias;
+  g.addend = residual;
   gemm(g);
   return out;
 }
 
+const float* data_or_null(const Var& v) { return v.defined() ? v.value().data() : nullptr; }
+
 }  // namespace
 
 Var linear(const Var& x, const Var& weight, const Var& bias) {
-  const Shape out_shape = linear_output_shape("linear", x, weight, bias);
+  const Shape out_shape = linear_output_shape("linear", x.shape(), weight, bias);
   const int64_t in = weight.shape()[1], out_width = weight.shape()[0];
   const int64_t rows = x.value().numel() / in;
-  Tensor out = linear_forward(x, weight, bias, Var(), out_shape);
+  Tensor out = linear_forward(x.value(), weight.value(), data_or_null(bias), nullptr, out_shape);
 
   std::vector<Var> inputs{x, weight};
   if (bias.defined()) inputs.push_back(bias);
@@ -142,13 +145,13 @@ Var linear(const Var& x, const Var& weight, const Var& bias) {
 }
 
 Var linear_residual(const Var& residual, const Var& x, const Var& weight, const Var& bias) {
-  const Shape out_shape = linear_output_shape("linear_residual", x, weight, bias);
+  const Shape out_shape = linear_output_shape("linear_residual", x.shape(), weight, bias);
   const int64_t in = weight.shape()[1], out_width = weight.shape()[0];
   if (residual.shape() != out_shape)
     throw ShapeError("linear_residual: residual " + shape_str(residual.shape()) + " does not fit the output " +
                      shape_str(out_shape));
   const int64_t rows = x.value().numel() / in;
-  Tensor out = linear_forward(x, weight, bias, residual, out_shape);
+  Tensor out = linear_forward(x.value(), weight.value(), data_or_null(bias), residual.value().data(), out_shape);
 
   std::vector<Var> inputs{residual, x, weight};
   if (bias.defined()) inputs.push_back(bias);
@@ -160,6 +163,57 @@ Var linear_residual(const Var& residual, const Var& x, const Var& weight, const 
       const GradOut dresidual = residual.grad_out();
       add_scaled(dresidual.data, dout.data(), 1.0f, dout.numel(), dresidual.accumulate);
     }
+  });
+}
+
+Var mlp_residual(const Var& residual, const Var& x, const Var& fc_weight, const Var& fc_bias,
+                 const Var& proj_weight, const Var& proj_bias) {
+  const Shape hidden_shape = linear_output_shape("mlp_residual", x.shape(), fc_weight, fc_bias);
+  const Shape out_shape = linear_output_shape("mlp_residual", hidden_shape, proj_weight, proj_bias);
+  if (residual.shape() != out_shape)
+    throw ShapeError("mlp_residual: residual " + shape_str(residual.shape()) + " does not fit the output " +
+                     shape_str(out_shape));
+  const int64_t D = fc_weight.shape()[1], F = fc_weight.shape()[0];  // in, hidden widths
+  const int64_t rows = x.value().numel() / D;
+
+  // pre [rows,F] = x W1^T + b1; hidden = GELU(pre), and pre's storage then holds the slope
+  // GELU'(pre), all the backward needs of it; out = residual + hidden W2^T + b2.
+  Tensor slope = linear_forward(x.value(), fc_weight.value(), data_or_null(fc_bias), nullptr, hidden_shape);
+  Tensor hidden = Tensor::empty(hidden_shape);
+  {
+    ProfileScope scope(OpFamily::gelu);
+    gelu_forward_with_slope(hidden.data(), slope.data(), slope.data(), slope.numel());
+  }
+  Tensor out = linear_forward(hidden, proj_weight.value(), data_or_null(proj_bias), residual.value().data(), out_shape);
+
+  std::vector<Var> inputs{residual, x, fc_weight, proj_weight};
+  if (fc_bias.defined()) inputs.push_back(fc_bias);
+  if (proj_bias.defined()) inputs.push_back(proj_bias);
+  return make_result(out, std::move(inputs), [residual, x, fc_weight, fc_bias, proj_weight, proj_bias, slope, hidden,
+                                               rows, D, F](const Tensor& dout) {
+    ProfileScope scope(OpFamily::other);
+    if (residual.requires_grad()) {  // d residual (+)= dout
+      const GradOut dresidual = residual.grad_out();
+      add_scaled(dresidual.data, dout.data(), 1.0f, dout.numel(), dresidual.accumulate);
+    }
+    if (proj_weight.requires_grad()) {  // dW2 [D,F] (+)= dout^T [D,rows] @ hidden [rows,F]
+      const GradOut dw = proj_weight.grad_out();
+      batched_gemm(true, false, 1, D, F, rows, dout.data(), hidden.data(), beta_for(dw.accumulate), dw.data);
+    }
+    if (proj_bias.requires_grad()) {  // db2 [D] (+)= sum over rows of dout
+      const GradOut db = proj_bias.grad_out();
+      sum_rows(db.data, dout.data(), rows, D, db.accumulate);
+    }
+    // dpre [rows,F] = (dout [rows,D] @ W2 [D,F]) * slope: GELU's backward as the GEMM's
+    // multiplier, then the first layer's gradients as linear's.
+    Tensor dpre = Tensor::empty(slope.shape());
+    GemmArgs g = tight_gemm_args(false, false, rows, F, D);
+    g.A = dout.data();
+    g.B = proj_weight.value().data();
+    g.C = dpre.data();
+    g.multiplier = slope.data();
+    gemm(g);
+    linear_backward(x, fc_weight, fc_bias, dpre, rows, D, F);
   });
 }
 

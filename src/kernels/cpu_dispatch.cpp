@@ -19,6 +19,10 @@ namespace mg {
 
 void gelu_forward(float* out, const float* x, int64_t n) { cpu_kernels().gelu_forward(out, x, n); }
 
+void gelu_forward_with_slope(float* out, float* slope, const float* x, int64_t n) {
+  cpu_kernels().gelu_forward_with_slope(out, slope, x, n);
+}
+
 void gelu_backward(float* dx, const float* dout, const float* x, int64_t n, bool accumulate) {
   (accumulate ? cpu_kernels().gelu_backward : cpu_kernels().gelu_backward_overwrite)(dx, dout, x, n);
 }

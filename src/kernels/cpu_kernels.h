@@ -23,6 +23,7 @@ template <CpuVariant Variant>
 struct CpuKernels {
   // gelu.h
   static void gelu_forward(float* out, const float* x, int64_t n);
+  static void gelu_forward_with_slope(float* out, float* slope, const float* x, int64_t n);
   static void gelu_backward(float* dx, const float* dout, const float* x, int64_t n);
   static void gelu_backward_overwrite(float* dx, const float* dout, const float* x, int64_t n);
 
@@ -67,6 +68,7 @@ struct CpuKernels {
 struct CpuKernelTable {
   CpuVariant variant;
   decltype(&CpuKernels<CpuVariant::baseline>::gelu_forward) gelu_forward;
+  decltype(&CpuKernels<CpuVariant::baseline>::gelu_forward_with_slope) gelu_forward_with_slope;
   decltype(&CpuKernels<CpuVariant::baseline>::gelu_backward) gelu_backward;
   decltype(&CpuKernels<CpuVariant::baseline>::gelu_backward_overwrite) gelu_backward_overwrite;
   decltype(&CpuKernels<CpuVariant::baseline>::causal_softmax_forward) causal_softmax_forward;

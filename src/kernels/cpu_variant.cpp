@@ -37,6 +37,7 @@ constexpr CpuKernelTable table_of() {
   using K = CpuKernels<V>;
   return {V,
           &K::gelu_forward,
+          &K::gelu_forward_with_slope,
           &K::gelu_backward,
           &K::gelu_backward_overwrite,
           &K::causal_softmax_forward,

@@ -6,6 +6,9 @@
 namespace mg {
 
 void gelu_forward(float* out, const float* x, int64_t n);
+// out = x Phi(x) and slope = Phi(x) + x phi(x) (d out / dx) in one pass, for a backward that
+// then needs only a product with the slope (the fused MLP). slope may alias x.
+void gelu_forward_with_slope(float* out, float* slope, const float* x, int64_t n);
 // dx (+)= dout * (Phi(x) + x * phi(x)): added when accumulate, else written.
 void gelu_backward(float* dx, const float* dout, const float* x, int64_t n, bool accumulate);
 

@@ -52,11 +52,15 @@ Var Gpt::block(int64_t layer, const Var& x, const ForwardOptions& o) {
   Var x1 = causal_self_attention(x, h, params_, layer, config_.n_head,
                                  config_.position == "rope" ? &rope_table_ : nullptr, p_drop, rng, o);  // nn/attention.cpp
 
-  Var h2 = layer_norm(x1, p(b + "ln2.weight"), p(b + "ln2.bias"), eps);
-  Var hidden = gelu(linear(h2, p(b + "mlp.fc.weight"), p(b + "mlp.fc.bias")));  // [B,T,mlp_ratio*D]
-  if (p_drop > 0.0f)
+  // The MLP onto the residual: x1 + GELU(h2 W1^T + b1) W2^T + b2, hidden width mlp_ratio*D.
+  // With dropout on the branch it is composed op by op; else mlp_residual fuses it.
+  Var h2 = layer_norm(x1, p(b + "ln2.weight"), p(b + "ln2.bias"), eps);  // [B,T,D]
+  if (p_drop > 0.0f) {
+    Var hidden = gelu(linear(h2, p(b + "mlp.fc.weight"), p(b + "mlp.fc.bias")));  // [B,T,mlp_ratio*D]
     return add(x1, dropout(linear(hidden, p(b + "mlp.proj.weight"), p(b + "mlp.proj.bias")), p_drop, rng));
-  return linear_residual(x1, hidden, p(b + "mlp.proj.weight"), p(b + "mlp.proj.bias"));
+  }
+  return mlp_residual(x1, h2, p(b + "mlp.fc.weight"), p(b + "mlp.fc.bias"), p(b + "mlp.proj.weight"),
+                      p(b + "mlp.proj.bias"));
 }
 
 Var Gpt::forward(std::span<const int32_t> ids, int64_t B, int64_t T, const ForwardOptions& o) {

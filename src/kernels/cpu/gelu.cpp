@@ -70,6 +70,18 @@ void Kernels::gelu_forward(float* out, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = x[i] * normal_cdf(x[i]);
 }
 
+// Both at once: each x read once, Phi(x) computed once. x is read before slope is written,
+// so slope may alias x.
+template <>
+void Kernels::gelu_forward_with_slope(float* out, float* slope, const float* x, int64_t n) {
+#pragma omp parallel for simd if (parallel : n > kParallelWork)
+  for (int64_t i = 0; i < n; ++i) {
+    const float xi = x[i], cdf = normal_cdf(xi);
+    out[i] = xi * cdf;
+    slope[i] = cdf + xi * normal_pdf(xi);
+  }
+}
+
 // d/dx [x Phi(x)] = Phi(x) + x phi(x).
 template <>
 void Kernels::gelu_backward(float* dx, const float* dout, const float* x, int64_t n) {
