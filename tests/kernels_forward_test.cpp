@@ -237,14 +237,14 @@ TEST(KernelForwardTest, ElementwiseKernelsAndRelayoutsMatchPlainLoops) {
   const int64_t B = 2, T = 5, H = 3, d = 4, D = H * d;
   Tensor y = random_tensor({B, T, 3 * D}, 83);
   std::vector<float> heads(3 * B * T * D), back(3 * B * T * D);
-  relayout_qkv(heads.data(), y.data(), B, T, H, d, true);
+  relayout_qkv(heads.data(), y.data(), nullptr, B, T, H, d, 0, true);
   for (int64_t part = 0; part < 3; ++part)
     for (int64_t b = 0; b < B; ++b)
       for (int64_t h = 0; h < H; ++h)
         for (int64_t t = 0; t < T; ++t)
           for (int64_t j = 0; j < d; ++j)
             ASSERT_EQ(heads[(((part * B + b) * H + h) * T + t) * d + j], y[(b * T + t) * 3 * D + part * D + h * d + j]);
-  relayout_qkv(heads.data(), back.data(), B, T, H, d, false);
+  relayout_qkv(back.data(), heads.data(), nullptr, B, T, H, d, 0, false);
   for (int64_t i = 0; i < y.numel(); ++i) ASSERT_EQ(back[i], y[i]);
 }
 

@@ -302,6 +302,31 @@ TEST_P(OpsGradTest, CausalAttentionWeightsFusedMatchesFiniteDifferencesAndCompos
   }
 }
 
+// Weights and weighted sum in one op, against finite differences and against select,
+// causal_attention_weights and matmul, values, weights and gradients; also into a qkv whose
+// gradient an earlier backward already holds (the op must add, not overwrite).
+TEST_P(OpsGradTest, CausalAttentionMatchesFiniteDifferencesAndComposedOps) {
+  const float s = 0.35f;
+  check_gradients("causal_attention", kCausalSoftmaxTol, {param({3, 2, 3, 5, 4}, 120)},
+                  [&](const std::vector<Var>& in) { return causal_attention(in[0], s); });
+  check_gradients("causal_attention_accumulating", kCausalSoftmaxTol, {param({3, 1, 2, 6, 4}, 121)},
+                  [&](const std::vector<Var>& in) { return add(causal_attention(in[0], s), select(in[0], 2)); });
+
+  const Tensor qkv_value = random_tensor({3, 2, 2, 6, 4}, 122);
+  Var qkv1(qkv_value.clone(), true), qkv2(qkv_value.clone(), true);
+  Tensor w;
+  Var fused = causal_attention(qkv1, s, &w);
+  Var weights = causal_attention_weights(select(qkv2, 0), select(qkv2, 1), s);
+  Var composed = matmul(weights, select(qkv2, 2));
+  for (int64_t i = 0; i < w.numel(); ++i) EXPECT_EQ(w[i], weights.value()[i]) << "weight " << i;
+  for (int64_t i = 0; i < fused.value().numel(); ++i)
+    EXPECT_NEAR(fused.value()[i], composed.value()[i], 1e-6) << "out " << i;
+  const Tensor r = random_tensor(fused.shape(), 123);
+  backward(weighted_sum_op(fused, r));
+  backward(weighted_sum_op(composed, r));
+  for (int64_t i = 0; i < qkv_value.numel(); ++i) EXPECT_NEAR(qkv1.grad()[i], qkv2.grad()[i], 1e-5) << "dqkv " << i;
+}
+
 // residual + x W^T + b in one op, against finite differences and against add(residual, linear).
 TEST_P(OpsGradTest, LinearResidualMatchesFiniteDifferencesAndComposedOps) {
   check_gradients("linear_residual", kLinearTol,

@@ -34,6 +34,9 @@
 //   causal_softmax(s)        w = softmax(s) over visible keys      ds = w (dw - <w, dw>)
 //   causal_attention_weights(q, k, c)  w = causal_softmax(c q k^T)
 //                            ds = c w (dw - <w, dw>)  dq = ds k    dk = ds^T q
+//   causal_attention(qkv, c) w = causal_attention_weights(q, k, c), out = w v
+//                            dw = dout v^T, ds = c w (dw - <w, dw>)
+//                            dq = ds k    dk = ds^T q    dv = w^T dout
 //   cross_entropy(z, t)      L = mean_rows -log softmax(z)[t]      dz = dL (softmax(z) - onehot(t)) / rows
 #pragma once
 
@@ -111,6 +114,14 @@ Var causal_softmax(const Var& scores);
 // (leading axes equal) -> [...,Tq,Tk]. One GEMM with the scale as its alpha, the softmax in
 // place, and only the weights kept for the backward: no scores tensor, no scale pass.
 Var causal_attention_weights(const Var& q, const Var& k, float scale);
+
+// Attention's weights and weighted sum in one op, from qkv_heads' output: with q, k, v =
+// qkv[0], qkv[1], qkv[2] [B,H,T,d],
+//   w = causal_softmax(q k^T * scale)   [B,H,T,T], the projected_weights (into *weights_out)
+//   out = w v                            [B,H,T,d]
+// as select, causal_attention_weights and matmul compute it. Its backward writes dq, dk and
+// dv straight into qkv's gradient, each part once: no select's copy, no zero fill.
+Var causal_attention(const Var& qkv, float scale, Tensor* weights_out = nullptr);
 
 // Mean over rows of -log softmax(logits)[target]: logits [...,V], targets one per row.
 // A scalar [1]. Fused log-softmax: max-subtracted, stable for |logits| ~ 1e4.

@@ -34,7 +34,6 @@ Var qkv_heads(const Var& x, const Var& wq, const Var& wk, const Var& wv, int64_t
     throw ShapeError("qkv_heads: a RoPE table of head width " + std::to_string(rope_table->head_width) + " and " +
                      std::to_string(rope_table->positions) + " positions does not cover d=" + std::to_string(d) +
                      " at positions " + std::to_string(position_offset) + ".." + std::to_string(position_offset + T));
-  const int64_t part = B * H * T * d;  // one of q, k, v
 
   // w_packed [3D,D] = [Wq; Wk; Wv], then y [rows,3D] = x w_packed^T in one GEMM.
   Tensor w_packed = Tensor::empty({3 * D, D});
@@ -50,30 +49,22 @@ Var qkv_heads(const Var& x, const Var& wq, const Var& wk, const Var& wv, int64_t
   Tensor out = Tensor::empty({3, B, H, T, d});
   {
     ProfileScope scope(OpFamily::attention);
-    relayout_qkv(out.data(), y.data(), B, T, H, d, true);
+    relayout_qkv(out.data(), y.data(), rope_table, B, T, H, d, position_offset, true);  // q, k rotated
     y = Tensor();  // back to the pool before the next op asks for one
-    // q and k, [2*B*H, T, d] in a row, rotate in place.
-    if (rope_table) rope_forward(out.data(), out.data(), *rope_table, 2 * B * H, T, d, position_offset);
   }
 
   if (!grad_enabled()) return make_result(out, {x, wq, wk, wv}, nullptr);
   RopeTable table = rope_table ? *rope_table : RopeTable{};  // a few kB: the graph may outlive the caller's
   return make_result(out, {x, wq, wk, wv},
-                     [x, wq, wk, wv, w_packed, table, B, T, H, d, D, rows, part,
+                     [x, wq, wk, wv, w_packed, table, B, T, H, d, D, rows,
                       position_offset](const Tensor& dout) {
-    // Undo the forward's steps in reverse: rotate q, k back (R(-angle)), gather the heads
-    // into dy [rows,3D], then dx = dy w_packed and dw_packed = dy^T x.
+    // Undo the forward's steps in reverse: gather the heads into dy [rows,3D] rotating q and
+    // k back (R(-angle)), then dx = dy w_packed and dw_packed = dy^T x.
     Tensor dy = Tensor::empty({B, T, 3 * D});
     {
       ProfileScope scope(OpFamily::attention);
-      Tensor unrotated = Tensor::empty({3, B, H, T, d});
-      if (table.positions > 0) {
-        rope_backward(unrotated.data(), dout.data(), table, 2 * B * H, T, d, position_offset, false);
-        std::memcpy(unrotated.data() + 2 * part, dout.data() + 2 * part, sizeof(float) * part);
-      } else {
-        std::memcpy(unrotated.data(), dout.data(), sizeof(float) * 3 * part);
-      }
-      relayout_qkv(unrotated.data(), dy.data(), B, T, H, d, false);
+      relayout_qkv(dy.data(), dout.data(), table.positions > 0 ? &table : nullptr, B, T, H, d, position_offset,
+                   false);
     }
     if (x.requires_grad()) {  // dx [rows,D] (+)= dy [rows,3D] @ w_packed [3D,D]
       const GradOut dx = x.grad_out();
@@ -242,6 +233,63 @@ Var causal_attention_weights(const Var& q, const Var& k, float scale) {
     };
     ds_product(q, k, false, Tq);  // dq [Tq,d] (+)= ds [Tq,Tk] @ k [Tk,d]
     ds_product(k, q, true, Tk);   // dk [Tk,d] (+)= ds^T [Tk,Tq] @ q [Tq,d]
+  });
+}
+
+Var causal_attention(const Var& qkv, float scale, Tensor* weights_out) {
+  const Shape& s = qkv.shape();
+  if (s.size() != 5 || s[0] != 3)
+    throw ShapeError("causal_attention: expected qkv [3,B,H,T,d], found " + shape_str(s));
+  const int64_t T = s[3], d = s[4], batch = s[1] * s[2];  // batch: B*H heads of [T,d]
+  const int64_t part = batch * T * d;                      // one of q, k, v
+  const float* q = qkv.value().data();
+  const float* k = q + part;
+  const float* v = q + 2 * part;
+
+  // weights [B,H,T,T] = scale * q k^T, softmax row by row in place; out [B,H,T,d] = w v.
+  Tensor weights = Tensor::empty({s[1], s[2], T, T});
+  Tensor out = Tensor::empty({s[1], s[2], T, d});
+  {
+    ProfileScope scope(OpFamily::attention);
+    GemmArgs g = tight_gemm_args(false, true, T, T, d, batch);
+    g.alpha = scale;
+    g.A = q, g.B = k, g.C = weights.data();
+    gemm(g);
+    {
+      ProfileScope softmax_scope(OpFamily::softmax);
+      causal_softmax_forward(weights.data(), weights.data(), batch, T, T);
+    }
+    g = tight_gemm_args(false, false, T, d, T, batch);
+    g.A = weights.data(), g.B = v, g.C = out.data();
+    gemm(g);
+  }
+  if (weights_out) *weights_out = weights;
+
+  return make_result(out, {qkv}, [qkv, weights, batch, T, d, part, scale](const Tensor& dout) {
+    ProfileScope scope(OpFamily::attention);
+    const float* q = qkv.value().data();
+    const float* k = q + part;
+    const float* v = q + 2 * part;
+    // dw [T,T] = dout [T,d] @ v^T, then ds = scale * w * (dw - <w, dw>) in its place.
+    Tensor ds = Tensor::empty(weights.shape());
+    GemmArgs g = tight_gemm_args(false, true, T, T, d, batch);
+    g.A = dout.data(), g.B = v, g.C = ds.data();
+    gemm(g);
+    {
+      ProfileScope softmax_scope(OpFamily::softmax);
+      causal_softmax_backward(ds.data(), ds.data(), weights.data(), batch, T, T, scale, false);
+    }
+    // Each part of qkv's gradient is written by one product: all three add, or all overwrite.
+    const GradOut dqkv = qkv.grad_out();
+    auto product = [&](bool trans_a, const float* A, const float* B, int64_t which) {  // [T,T] x [T,d]
+      GemmArgs p = tight_gemm_args(trans_a, false, T, d, T, batch);
+      p.A = A, p.B = B, p.C = dqkv.data + which * part;
+      p.beta = dqkv.accumulate ? 1.0f : 0.0f;
+      gemm(p);
+    };
+    product(false, ds.data(), k, 0);            // dq = ds k
+    product(true, ds.data(), q, 1);             // dk = ds^T q
+    product(true, weights.data(), dout.data(), 2);  // dv = w^T dout
   });
 }
 

@@ -110,6 +110,15 @@ void rope_shift(float* out, const float* x, const RopeTable& table, int64_t rows
   rope(out, x, table, rows, 1, d, shift, true, false);  // every row by R(-angle at shift)
 }
 
+void relayout_qkv(float* out, const float* in, const RopeTable* table, int64_t B, int64_t T, int64_t H, int64_t d,
+                  int64_t offset, bool to_heads) {
+  MG_CHECK(!table || (table->head_width == d && offset >= 0 && offset + T <= table->positions),
+           "RoPE table does not cover the input");
+  const int64_t half = d / 2;
+  cpu_kernels().relayout_qkv(out, in, table ? table->cos.data() + offset * half : nullptr,
+                             table ? table->sin.data() + offset * half : nullptr, B, T, H, d, to_heads);
+}
+
 void rope_backward(float* dx, const float* dout, const RopeTable& table, int64_t rows, int64_t T, int64_t d,
                    int64_t offset, bool accumulate) {
   rope(dx, dout, table, rows, T, d, offset, true, accumulate);

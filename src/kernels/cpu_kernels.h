@@ -46,6 +46,9 @@ struct CpuKernels {
   // rope.h: cos, sin [positions, d/2] rows of the table, starting at position offset.
   static void rope_rotate(float* out, const float* x, const float* cos, const float* sin, int64_t rows, int64_t T,
                           int64_t d, bool inverse, bool accumulate);
+  // rope.h's relayout_qkv; cos, sin [T, d/2] from position offset on, or null.
+  static void relayout_qkv(float* out, const float* in, const float* cos, const float* sin, int64_t B, int64_t T,
+                           int64_t H, int64_t d, bool to_heads);
 
   // cross_entropy.h: row_loss [rows] in double, summed by the caller in row order.
   static void cross_entropy_rows(double* row_loss, float* probs, const float* logits, const int32_t* targets,
@@ -77,6 +80,7 @@ struct CpuKernelTable {
   decltype(&CpuKernels<CpuVariant::baseline>::layernorm_backward_blocks) layernorm_backward_blocks;
   decltype(&CpuKernels<CpuVariant::baseline>::layernorm_row) layernorm_row;
   decltype(&CpuKernels<CpuVariant::baseline>::rope_rotate) rope_rotate;
+  decltype(&CpuKernels<CpuVariant::baseline>::relayout_qkv) relayout_qkv;
   decltype(&CpuKernels<CpuVariant::baseline>::cross_entropy_rows) cross_entropy_rows;
   decltype(&CpuKernels<CpuVariant::baseline>::cross_entropy_backward) cross_entropy_backward;
   decltype(&CpuKernels<CpuVariant::baseline>::adamw_update) adamw_update;

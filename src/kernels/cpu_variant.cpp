@@ -46,6 +46,7 @@ constexpr CpuKernelTable table_of() {
           &K::layernorm_backward_blocks,
           &K::layernorm_row,
           &K::rope_rotate,
+          &K::relayout_qkv,
           &K::cross_entropy_rows,
           &K::cross_entropy_backward,
           &K::adamw_update,

@@ -63,21 +63,4 @@ void swap_middle_axes(float* out, const float* in, int64_t outer, int64_t n1, in
   }
 }
 
-void relayout_qkv(float* heads, float* y, int64_t B, int64_t T, int64_t H, int64_t d, bool to_heads) {
-  const int64_t D = H * d;
-#pragma omp parallel for collapse(2) if (3 * B * T * D > kParallelWork)
-  for (int64_t b = 0; b < B; ++b) {
-    for (int64_t t = 0; t < T; ++t) {
-      for (int64_t part = 0; part < 3; ++part) {
-        for (int64_t h = 0; h < H; ++h) {
-          float* head_vec = heads + (((part * B + b) * H + h) * T + t) * d;  // [3,B,H,T,d]
-          float* y_vec = y + (b * T + t) * 3 * D + part * D + h * d;       // [B,T,3D]
-          if (to_heads) std::memcpy(head_vec, y_vec, sizeof(float) * d);
-          else std::memcpy(y_vec, head_vec, sizeof(float) * d);
-        }
-      }
-    }
-  }
-}
-
 }  // namespace mg

@@ -26,8 +26,4 @@ void sum_rows(float* dst, const float* src, int64_t rows, int64_t cols, bool acc
 void swap_middle_axes(float* out, const float* in, int64_t outer, int64_t n1, int64_t n2, int64_t d,
                       bool accumulate);
 
-// y [B,T,3,H,d] (the q, k, v projections' [B*T,3D] GEMM output) <-> heads [3,B,H,T,d]:
-// to_heads copies y into heads, else heads into y. Whole head vectors of d floats move.
-void relayout_qkv(float* heads, float* y, int64_t B, int64_t T, int64_t H, int64_t d, bool to_heads);
-
 }  // namespace mg

@@ -23,6 +23,13 @@ void rope_forward(float* out, const float* x, const RopeTable& table, int64_t ro
 // the same turn for every row (a KV cache moving its keys down by shift positions).
 // out may alias x.
 void rope_shift(float* out, const float* x, const RopeTable& table, int64_t rows, int64_t d, int64_t shift);
+// qkv_heads' re-layout with the rotation folded in, one pass each way:
+//   to_heads: in = rows [B,T,3D] (q, k, v side by side, as one GEMM writes them), out =
+//             heads [3,B,H,T,d], q and k rotated at positions offset .. offset+T-1;
+//   else:     in = heads, out = rows, q and k rotated back by R(-angle) (the backward).
+// Without a table (learned positions) a plain re-layout. D = H*d.
+void relayout_qkv(float* out, const float* in, const RopeTable* table, int64_t B, int64_t T, int64_t H, int64_t d,
+                  int64_t offset, bool to_heads);
 // The rotation is orthogonal, so the gradient rotates back by the negative angle:
 // dx (+)= R(-angle) dout, added when accumulate, else written.
 void rope_backward(float* dx, const float* dout, const RopeTable& table, int64_t rows, int64_t T, int64_t d,

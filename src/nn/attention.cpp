@@ -47,18 +47,28 @@ Var causal_self_attention(const Var& x, const Var& h, const Parameters& params, 
   //    and the rotation of q and k by their positions happen in the copy out of it.
   Var qkv = qkv_heads(h, params.get(attn + "q_proj.weight"), params.get(attn + "k_proj.weight"),
                       params.get(attn + "v_proj.weight"), H, rope, 0);
-  Var q = select(qkv, 0), k = select(qkv, 1), v = select(qkv, 2);  // [B,H,T,d] each, views
 
   // 2. Scores, scale, mask, softmax:                            q, k [B,H,T,d] -> w [B,H,T,T]
   //      w = causal_softmax(q k^T / sqrt(d)), key s visible to query t when s <= t
-  //    scaled by the head width d (the length of each dot product), not D. Fused as
-  //    causal_attention_weights: the scale is the batched GEMM's alpha, the softmax runs in
-  //    place, and only w is kept for the backward.
-  Var w = causal_attention_weights(q, k, 1.0f / std::sqrt(static_cast<float>(d)));
-  if (options.projected_weights) options.projected_weights->push_back(w.value());
-
+  //    scaled by the head width d (the length of each dot product), not D.
   // 3. Weighted sum of the values:                      w [B,H,T,T] @ v [B,H,T,d] -> [B,H,T,d]
-  Var heads = matmul(dropout(w, p_drop, rng), v);
+  //    Both fused as causal_attention(qkv): the scale is the first batched GEMM's alpha, the
+  //    softmax runs in place, and the backward writes dq, dk, dv into qkv's gradient. With
+  //    dropout on w they are composed: q, k, v = select(qkv, 0/1/2), then
+  //    causal_attention_weights(q, k, scale) and matmul(dropout(w), v).
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  Var heads;
+  Tensor w;
+  if (p_drop > 0.0f) {
+    Var q = select(qkv, 0), k = select(qkv, 1), v = select(qkv, 2);  // [B,H,T,d] each, views
+    Var weights = causal_attention_weights(q, k, scale);
+    w = weights.value();
+    heads = matmul(dropout(weights, p_drop, rng), v);
+  } else {
+    heads = causal_attention(qkv, scale, &w);
+  }
+  if (options.projected_weights) options.projected_weights->push_back(w);
+
   if (options.head_outputs) options.head_outputs->push_back(heads.value().clone());
   ablate_heads(heads.value(), layer, options);
 
