@@ -192,6 +192,13 @@ void bench_gelu(benchmark::State& state, Impl impl, bool backward, int threads) 
 }
 
 // The plain kernels only: oneDNN's softmax measured slower both ways (README) and is gone.
+// The fused MLP's forward: GELU and its slope in one pass, in place over the input.
+void bench_gelu_with_slope(benchmark::State& state, int threads) {
+  const int64_t n = 2048 * 256;
+  Tensors t(n, 1, 1);
+  run_timed(state, threads, [&] { mg::gelu_forward_with_slope(t.y.data(), t.dx.data(), t.x.data(), n); });
+}
+
 void bench_softmax(benchmark::State& state, bool backward, int threads) {
   const int64_t batch = 32 * 2, T = 64;
   Tensors t(batch * T * T, 1, 1);
@@ -270,6 +277,11 @@ void register_all() {
                                      threads)
             ->Unit(benchmark::kMicrosecond)
             ->UseRealTime();
+        if (impl == Impl::plain && !backward)
+          benchmark::RegisterBenchmark(join({"gelu_fwd_with_slope_2048x256", tail}).c_str(), bench_gelu_with_slope,
+                                       threads)
+              ->Unit(benchmark::kMicrosecond)
+              ->UseRealTime();
         if (impl == Impl::plain)
           benchmark::RegisterBenchmark(join({"softmax_", dir, "_64x64x64", tail}).c_str(), bench_softmax, backward,
                                        threads)
