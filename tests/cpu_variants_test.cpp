@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/adamw.h"
+#include "kernels/attention.h"
 #include "kernels/cpu_variant.h"
 #include "kernels/cross_entropy.h"
 #include "kernels/gelu.h"
@@ -118,6 +119,27 @@ TEST(CpuVariantTest, GeluForwardAndBothBackwards) {
         return concat({&y, &dx, &dx_over, &fused, &slope});
       },
       1e-6, 4e-7, "gelu");  // x ~ 3 N(0,1): terms up to ~10
+}
+
+// The fused attention at the model's shape and at one whose T and d fill no vector, with
+// RoPE, forward and both backwards (written, added).
+TEST(CpuVariantTest, CausalAttentionForwardAndBackwards) {
+  for (const AttentionShape s : {AttentionShape{2, 64, 2, 32}, AttentionShape{3, 23, 3, 6}}) {
+    const RopeTable table = make_rope_table(s.T, s.d, 10000.0);
+    const int64_t rows = s.B * s.T, D = s.H * s.d;
+    const auto qkv = normal_values(rows * 3 * D, 30), dmerged = normal_values(rows * D, 31);
+    expect_variants_agree(
+        [&] {
+          std::vector<float> merged(rows * D), weights(s.B * s.H * s.T * s.T), dqkv(rows * 3 * D, 0.0f),
+              dqkv_added(rows * 3 * D, 0.5f);
+          causal_attention_forward(merged.data(), weights.data(), qkv.data(), &table, 0.17f, s);
+          causal_attention_backward(dqkv.data(), dmerged.data(), qkv.data(), weights.data(), &table, 0.17f, s, false);
+          causal_attention_backward(dqkv_added.data(), dmerged.data(), qkv.data(), weights.data(), &table, 0.17f, s,
+                                    true);
+          return concat({&merged, &weights, &dqkv, &dqkv_added});
+        },
+        2e-6, 1e-5, "causal attention");  // sums of up to 64 terms of ~1
+  }
 }
 
 TEST(CpuVariantTest, CausalSoftmaxForwardAndBackwards) {

@@ -302,29 +302,58 @@ TEST_P(OpsGradTest, CausalAttentionWeightsFusedMatchesFiniteDifferencesAndCompos
   }
 }
 
-// Weights and weighted sum in one op, against finite differences and against select,
-// causal_attention_weights and matmul, values, weights and gradients; also into a qkv whose
-// gradient an earlier backward already holds (the op must add, not overwrite).
+// The composed attention the fused op stands for: split_qkv_heads, select,
+// causal_attention_weights, matmul, merge_heads. w receives the weights.
+Var composed_attention(const Var& qkv, int64_t H, const RopeTable* table, float s, Tensor* w) {
+  Var heads = split_qkv_heads(qkv, H, table, 0);
+  Var weights = causal_attention_weights(select(heads, 0), select(heads, 1), s);
+  *w = weights.value();
+  return merge_heads(matmul(weights, select(heads, 2)));
+}
+
+// Fused causal attention (kernels/attention.h) against finite differences, with and without
+// RoPE, into a qkv whose gradient an earlier backward already holds (the op must add), and
+// against the composed ops on shapes whose T and d fill no vector and no block, on several
+// blocks, and on the model's own (T 64, d 32): values, weights and gradients.
 TEST_P(OpsGradTest, CausalAttentionMatchesFiniteDifferencesAndComposedOps) {
   const float s = 0.35f;
-  check_gradients("causal_attention", kCausalSoftmaxTol, {param({3, 2, 3, 5, 4}, 120)},
-                  [&](const std::vector<Var>& in) { return causal_attention(in[0], s); });
-  check_gradients("causal_attention_accumulating", kCausalSoftmaxTol, {param({3, 1, 2, 6, 4}, 121)},
-                  [&](const std::vector<Var>& in) { return add(causal_attention(in[0], s), select(in[0], 2)); });
+  const RopeTable table5 = make_rope_table(5, 4, 10000.0);
+  check_gradients("causal_attention_rope", kCausalSoftmaxTol, {param({2, 5, 3 * 8}, 120)},
+                  [&](const std::vector<Var>& in) { return causal_attention(in[0], 2, &table5, s); });
+  check_gradients("causal_attention_learned", kCausalSoftmaxTol, {param({1, 5, 3 * 6}, 121)},
+                  [&](const std::vector<Var>& in) { return causal_attention(in[0], 3, nullptr, s); });
+  check_gradients("causal_attention_accumulating", kCausalSoftmaxTol, {param({1, 5, 3 * 8}, 122)},
+                  [&](const std::vector<Var>& in) {
+    return add(causal_attention(in[0], 2, &table5, s), scale(linear(in[0], Var(random_tensor({8, 24}, 123))), 0.5f));
+  });
 
-  const Tensor qkv_value = random_tensor({3, 2, 2, 6, 4}, 122);
-  Var qkv1(qkv_value.clone(), true), qkv2(qkv_value.clone(), true);
-  Tensor w;
-  Var fused = causal_attention(qkv1, s, &w);
-  Var weights = causal_attention_weights(select(qkv2, 0), select(qkv2, 1), s);
-  Var composed = matmul(weights, select(qkv2, 2));
-  for (int64_t i = 0; i < w.numel(); ++i) EXPECT_EQ(w[i], weights.value()[i]) << "weight " << i;
-  for (int64_t i = 0; i < fused.value().numel(); ++i)
-    EXPECT_NEAR(fused.value()[i], composed.value()[i], 1e-6) << "out " << i;
-  const Tensor r = random_tensor(fused.shape(), 123);
-  backward(weighted_sum_op(fused, r));
-  backward(weighted_sum_op(composed, r));
-  for (int64_t i = 0; i < qkv_value.numel(); ++i) EXPECT_NEAR(qkv1.grad()[i], qkv2.grad()[i], 1e-5) << "dqkv " << i;
+  struct Case {
+    int64_t B, T, H, d;
+    bool rope;
+  };
+  for (const Case& c : {Case{2, 6, 2, 4, true}, Case{1, 37, 3, 6, true}, Case{2, 21, 1, 10, false},
+                        Case{2, 64, 2, 32, true}}) {
+    SCOPED_TRACE("B " + std::to_string(c.B) + " T " + std::to_string(c.T) + " H " + std::to_string(c.H) + " d " +
+                 std::to_string(c.d));
+    const RopeTable table = make_rope_table(c.T, c.d, 10000.0);
+    const RopeTable* t = c.rope ? &table : nullptr;
+    const Tensor qkv_value = random_tensor({c.B, c.T, 3 * c.H * c.d}, 124);
+    Var qkv1(qkv_value.clone(), true), qkv2(qkv_value.clone(), true);
+    Tensor w1, w2;
+    Var fused = causal_attention(qkv1, c.H, t, s, &w1);
+    Var composed = composed_attention(qkv2, c.H, t, s, &w2);
+    ASSERT_EQ(fused.shape(), composed.shape());
+    for (int64_t i = 0; i < w1.numel(); ++i) {
+      ASSERT_NEAR(w1[i], w2[i], 1e-6) << "weight " << i;
+      if (w2[i] == 0.0f) ASSERT_EQ(w1[i], 0.0f) << "masked weight " << i;
+    }
+    for (int64_t i = 0; i < fused.value().numel(); ++i)
+      ASSERT_NEAR(fused.value()[i], composed.value()[i], 1e-5) << "out " << i;
+    const Tensor r = random_tensor(fused.shape(), 125);
+    backward(weighted_sum_op(fused, r));
+    backward(weighted_sum_op(composed, r));
+    for (int64_t i = 0; i < qkv_value.numel(); ++i) ASSERT_NEAR(qkv1.grad()[i], qkv2.grad()[i], 1e-4) << "dqkv " << i;
+  }
 }
 
 // residual + x W^T + b in one op, against finite differences and against add(residual, linear).
@@ -378,25 +407,29 @@ TEST(OpsMlpTest, MlpResidualMatchesFiniteDifferencesAndComposedOps) {
   set_gemm_backend(saved);
 }
 
-// The fused QKV projection with RoPE, against finite differences (through select, so the
-// view op's backward is covered too) and against linear -> split_heads -> rope.
-TEST_P(OpsGradTest, QkvHeadsMatchesFiniteDifferencesAndComposedOps) {
+// The QKV projection and the heads' split with RoPE, against finite differences (through
+// select, so the view op's backward is covered too) and against linear -> split_heads -> rope.
+TEST_P(OpsGradTest, QkvProjectionAndSplitHeadsMatchFiniteDifferencesAndComposedOps) {
   constexpr int64_t H = 2, d = 4, D = H * d, T = 5;
   const RopeTable table = make_rope_table(T + 2, d, 10000.0);
   std::vector<Var> inputs{param({2, T, D}, 80), param({D, D}, 81, 0.5), param({D, D}, 82, 0.5),
                           param({D, D}, 83, 0.5)};
-  check_gradients("qkv_heads_rope", kRopeTol, inputs, [&](const std::vector<Var>& in) {
-    return qkv_heads(in[0], in[1], in[2], in[3], H, &table, 2);
+  check_gradients("qkv_projection", kLinearTol, inputs, [&](const std::vector<Var>& in) {
+    return qkv_projection(in[0], in[1], in[2], in[3]);
   });
-  // Fresh leaves: the check above left its gradients in `inputs`.
-  check_gradients("qkv_heads_select", kRopeTol,
-                  {param({2, T, D}, 84), param({D, D}, 85, 0.5), param({D, D}, 86, 0.5), param({D, D}, 87, 0.5)},
+  check_gradients("split_qkv_heads_rope", kRopeTol, {param({2, T, 3 * D}, 84)}, [&](const std::vector<Var>& in) {
+    return split_qkv_heads(in[0], H, &table, 2);
+  });
+  check_gradients("split_qkv_heads_select", kRopeTol, {param({2, T, 3 * D}, 85)}, [&](const std::vector<Var>& in) {
+    Var heads = split_qkv_heads(in[0], H);
+    return add(select(heads, 2), scale(select(heads, 0), -0.5f));  // k gets no gradient: stays 0
+  });
+  check_gradients("split_qkv_heads_accumulating", kRopeTol, {param({1, T, 3 * D}, 86)},
                   [&](const std::vector<Var>& in) {
-    Var qkv = qkv_heads(in[0], in[1], in[2], in[3], H);
-    return add(select(qkv, 2), scale(select(qkv, 0), -0.5f));  // k gets no gradient: stays 0
+    return add(select(split_qkv_heads(in[0], H, &table, 1), 1), split_heads(linear(in[0], Var(random_tensor({D, 3 * D}, 87))), H));
   });
 
-  Var fused = qkv_heads(inputs[0], inputs[1], inputs[2], inputs[3], H, &table, 2);
+  Var fused = split_qkv_heads(qkv_projection(inputs[0], inputs[1], inputs[2], inputs[3]), H, &table, 2);
   const int64_t part = 2 * H * T * d;
   for (int64_t which = 0; which < 3; ++which) {
     Var composed = split_heads(linear(inputs[0], inputs[1 + which]), H);

@@ -28,15 +28,16 @@
 //   dropout(x)               out = x m              dx = dout m     (m: 0 or 1/(1-p), drawn once)
 //   split_heads, merge_heads, select: re-layouts    dx = dout moved back where x came from
 //   rope(x)                  out = R(angle) x       dx = R(-angle) dout  (R orthogonal)
-//   qkv_heads(x, Wq,Wk,Wv)   y = x [Wq;Wk;Wv]^T, split into heads, q and k rotated
-//                            dy = heads of (R(-angle) dq, R(-angle) dk, dv)
-//                            dx = dy [Wq;Wk;Wv]     d[Wq;Wk;Wv] = dy^T x
+//   qkv_projection(x, Wq,Wk,Wv)  y = x [Wq;Wk;Wv]^T   dx = dy [Wq;Wk;Wv]   d[Wq;Wk;Wv] = dy^T x
+//   split_qkv_heads(y)       heads of y, q and k rotated
+//                            dy = rows of (R(-angle) dq, R(-angle) dk, dv)
 //   causal_softmax(s)        w = softmax(s) over visible keys      ds = w (dw - <w, dw>)
 //   causal_attention_weights(q, k, c)  w = causal_softmax(c q k^T)
 //                            ds = c w (dw - <w, dw>)  dq = ds k    dk = ds^T q
-//   causal_attention(qkv, c) w = causal_attention_weights(q, k, c), out = w v
-//                            dw = dout v^T, ds = c w (dw - <w, dw>)
-//                            dq = ds k    dk = ds^T q    dv = w^T dout
+//   causal_attention(y, c)   q, k, v = split_qkv_heads(y), w = causal_attention_weights(q, k, c),
+//                            out = merge_heads(w v); with do = split_heads(dout):
+//                            dw = do v^T, ds = c w (dw - <w, dw>)
+//                            dq = ds k    dk = ds^T q    dv = w^T do, dy = rows of them as above
 //   cross_entropy(z, t)      L = mean_rows -log softmax(z)[t]      dz = dL (softmax(z) - onehot(t)) / rows
 #pragma once
 
@@ -91,12 +92,16 @@ Var split_heads(const Var& x, int64_t n_head);
 Var merge_heads(const Var& x);
 
 // The attention's three projections in one op: x [B,T,D] @ [Wq;Wk;Wv]^T as one GEMM of
-// width 3D, split into heads and (with a table) RoPE-rotated on the way out:
-//   out [3,B,H,T,d] = (rope(split_heads(x Wq^T)), rope(split_heads(x Wk^T)), split_heads(x Wv^T)).
-// The weights stay three [D,D] parameters (their SPEC names); they are packed per call.
+// width 3D: out [B,T,3D] holds x Wq^T, x Wk^T, x Wv^T side by side in each row. The weights
+// stay three [D,D] parameters (their SPEC names); they are packed per call.
+Var qkv_projection(const Var& x, const Var& wq, const Var& wk, const Var& wv);
+
+// qkv [B,T,3D] (qkv_projection's rows) split into heads, q and k RoPE-rotated (with a table)
+// at positions offset .. offset+T-1, in one pass:
+//   out [3,B,H,T,d] = (rope(split_heads(q)), rope(split_heads(k)), split_heads(v)).
 // Take q, k and v out with select(out, 0/1/2).
-Var qkv_heads(const Var& x, const Var& wq, const Var& wk, const Var& wv, int64_t n_head,
-              const RopeTable* rope_table = nullptr, int64_t position_offset = 0);
+Var split_qkv_heads(const Var& qkv, int64_t n_head, const RopeTable* rope_table = nullptr,
+                    int64_t position_offset = 0);
 
 // x[index] along the leading axis: [N,...] -> [...], a view sharing x's storage (no copy).
 Var select(const Var& x, int64_t index);
@@ -115,13 +120,14 @@ Var causal_softmax(const Var& scores);
 // place, and only the weights kept for the backward: no scores tensor, no scale pass.
 Var causal_attention_weights(const Var& q, const Var& k, float scale);
 
-// Attention's weights and weighted sum in one op, from qkv_heads' output: with q, k, v =
-// qkv[0], qkv[1], qkv[2] [B,H,T,d],
-//   w = causal_softmax(q k^T * scale)   [B,H,T,T], the projected_weights (into *weights_out)
-//   out = w v                            [B,H,T,d]
-// as select, causal_attention_weights and matmul compute it. Its backward writes dq, dk and
-// dv straight into qkv's gradient, each part once: no select's copy, no zero fill.
-Var causal_attention(const Var& qkv, float scale, Tensor* weights_out = nullptr);
+// Causal self-attention from qkv_projection's rows to the heads merged back, in one op
+// (kernels/attention.h): with q, k, v the n_head heads of qkv [B,T,3D],
+//   w = causal_softmax(rope(q) rope(k)^T * scale)   [B,H,T,T], the projected_weights
+//   out = merge_heads(w v)                          [B,T,D]
+// as split_qkv_heads, select, causal_attention_weights, matmul and merge_heads compute it.
+// w is copied out to *weights_out when asked. Positions start at 0.
+Var causal_attention(const Var& qkv, int64_t n_head, const RopeTable* rope_table, float scale,
+                     Tensor* weights_out = nullptr);
 
 // Mean over rows of -log softmax(logits)[target]: logits [...,V], targets one per row.
 // A scalar [1]. Fused log-softmax: max-subtracted, stable for |logits| ~ 1e4.

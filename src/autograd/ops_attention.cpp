@@ -1,78 +1,53 @@
-// The attention ops, in the order nn/attention.cpp calls them: qkv_heads (the three
-// projections as one GEMM, split into heads and RoPE-rotated on the way out), select (its
-// parts, as views), causal_attention_weights (softmax(q k^T / sqrt(d)) fused), and the
-// composed forms the fused ones are tested against: split_heads / merge_heads (pure
-// re-layouts), rope and causal_softmax. The weighted sum is matmul (ops_linear.cpp).
+// The attention ops, in the order nn/attention.cpp calls them: qkv_projection (the three
+// projections as one GEMM), split_qkv_heads (the heads of its rows, q and k RoPE-rotated on
+// the way out), select (their parts, as views), causal_attention_weights (softmax(q k^T /
+// sqrt(d)) fused), and causal_attention, the whole of attention from the rows to the merged
+// heads in one kernel (kernels/attention.h); then the composed forms the fused ones are
+// tested against: split_heads / merge_heads (pure re-layouts), rope and causal_softmax. The
+// weighted sum of the composed form is matmul (ops_linear.cpp).
 #include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "autograd/ops.h"
+#include "kernels/attention.h"
 #include "kernels/elementwise.h"
 #include "kernels/gemm.h"
 #include "kernels/profile.h"
+#include "kernels/rope.h"
 #include "kernels/softmax.h"
 #include "core/error.h"
 
 namespace mg {
 
-Var qkv_heads(const Var& x, const Var& wq, const Var& wk, const Var& wv, int64_t n_head, const RopeTable* rope_table,
-              int64_t position_offset) {
+Var qkv_projection(const Var& x, const Var& wq, const Var& wk, const Var& wv) {
   const Shape& s = x.shape();
-  if (s.size() != 3) throw ShapeError("qkv_heads: expected x [B,T,D], found " + shape_str(s));
-  const int64_t B = s[0], T = s[1], D = s[2];
+  if (s.size() != 3) throw ShapeError("qkv_projection: expected x [B,T,D], found " + shape_str(s));
+  const int64_t B = s[0], T = s[1], D = s[2], rows = B * T;
   for (const Var* w : {&wq, &wk, &wv})
     if (w->shape() != Shape{D, D})
-      throw ShapeError("qkv_heads: x " + shape_str(s) + " needs weights [" + std::to_string(D) + "," +
+      throw ShapeError("qkv_projection: x " + shape_str(s) + " needs weights [" + std::to_string(D) + "," +
                        std::to_string(D) + "], found " + shape_str(w->shape()));
-  if (n_head <= 0 || D % n_head != 0)
-    throw ShapeError("qkv_heads: width D=" + std::to_string(D) + " is not divisible by H=" + std::to_string(n_head) +
-                     " heads");
-  const int64_t H = n_head, d = D / H, rows = B * T;
-  if (rope_table && (rope_table->head_width != d || position_offset < 0 ||
-                     position_offset + T > rope_table->positions))
-    throw ShapeError("qkv_heads: a RoPE table of head width " + std::to_string(rope_table->head_width) + " and " +
-                     std::to_string(rope_table->positions) + " positions does not cover d=" + std::to_string(d) +
-                     " at positions " + std::to_string(position_offset) + ".." + std::to_string(position_offset + T));
 
-  // w_packed [3D,D] = [Wq; Wk; Wv], then y [rows,3D] = x w_packed^T in one GEMM.
+  // w_packed [3D,D] = [Wq; Wk; Wv], then out [rows,3D] = x w_packed^T in one GEMM.
   Tensor w_packed = Tensor::empty({3 * D, D});
-  Tensor y = Tensor::empty({B, T, 3 * D});
   {
     ProfileScope scope(OpFamily::attention);
     std::memcpy(w_packed.data(), wq.value().data(), sizeof(float) * D * D);
     std::memcpy(w_packed.data() + D * D, wk.value().data(), sizeof(float) * D * D);
     std::memcpy(w_packed.data() + 2 * D * D, wv.value().data(), sizeof(float) * D * D);
   }
-  matmul_2d(x.value().data(), w_packed.data(), y.data(), rows, 3 * D, D, false, true);
+  Tensor out = Tensor::empty({B, T, 3 * D});
+  matmul_2d(x.value().data(), w_packed.data(), out.data(), rows, 3 * D, D, false, true);
 
-  Tensor out = Tensor::empty({3, B, H, T, d});
-  {
-    ProfileScope scope(OpFamily::attention);
-    relayout_qkv(out.data(), y.data(), rope_table, B, T, H, d, position_offset, true);  // q, k rotated
-    y = Tensor();  // back to the pool before the next op asks for one
-  }
-
-  if (!grad_enabled()) return make_result(out, {x, wq, wk, wv}, nullptr);
-  RopeTable table = rope_table ? *rope_table : RopeTable{};  // a few kB: the graph may outlive the caller's
-  return make_result(out, {x, wq, wk, wv},
-                     [x, wq, wk, wv, w_packed, table, B, T, H, d, D, rows,
-                      position_offset](const Tensor& dout) {
-    // Undo the forward's steps in reverse: gather the heads into dy [rows,3D] rotating q and
-    // k back (R(-angle)), then dx = dy w_packed and dw_packed = dy^T x.
-    Tensor dy = Tensor::empty({B, T, 3 * D});
-    {
-      ProfileScope scope(OpFamily::attention);
-      relayout_qkv(dy.data(), dout.data(), table.positions > 0 ? &table : nullptr, B, T, H, d, position_offset,
-                   false);
-    }
-    if (x.requires_grad()) {  // dx [rows,D] (+)= dy [rows,3D] @ w_packed [3D,D]
+  return make_result(out, {x, wq, wk, wv}, [x, wq, wk, wv, w_packed, D, rows](const Tensor& dout) {
+    if (x.requires_grad()) {  // dx [rows,D] (+)= dout [rows,3D] @ w_packed [3D,D]
       const GradOut dx = x.grad_out();
-      matmul_2d(dy.data(), w_packed.data(), dx.data, rows, D, 3 * D, false, false, dx.accumulate ? 1.0f : 0.0f);
+      matmul_2d(dout.data(), w_packed.data(), dx.data, rows, D, 3 * D, false, false, dx.accumulate ? 1.0f : 0.0f);
     }
     if (!wq.requires_grad() && !wk.requires_grad() && !wv.requires_grad()) return;
-    Tensor dw_packed = Tensor::empty({3 * D, D});  // [3D,D] = dy^T [3D,rows] @ x [rows,D]
-    matmul_2d(dy.data(), x.value().data(), dw_packed.data(), 3 * D, D, rows, true, false);
+    Tensor dw_packed = Tensor::empty({3 * D, D});  // [3D,D] = dout^T [3D,rows] @ x [rows,D]
+    matmul_2d(dout.data(), x.value().data(), dw_packed.data(), 3 * D, D, rows, true, false);
     ProfileScope scope(OpFamily::attention);
     const Var* weights[3] = {&wq, &wk, &wv};
     for (int64_t i = 0; i < 3; ++i) {
@@ -80,6 +55,49 @@ Var qkv_heads(const Var& x, const Var& wq, const Var& wk, const Var& wv, int64_t
       const GradOut dw = weights[i]->grad_out();
       add_scaled(dw.data, dw_packed.data() + i * D * D, 1.0f, D * D, dw.accumulate);
     }
+  });
+}
+
+namespace {
+
+// The heads' shape of qkv [B,T,3D] (H heads of width d), or a ShapeError naming `op`; and
+// that a RoPE table covers positions offset .. offset+T-1.
+AttentionShape qkv_shape(const char* op, const Var& qkv, int64_t n_head, const RopeTable* table, int64_t offset) {
+  const Shape& s = qkv.shape();
+  if (s.size() != 3 || s[2] % 3 != 0)
+    throw ShapeError(std::string(op) + ": expected qkv [B,T,3D], found " + shape_str(s));
+  const int64_t D = s[2] / 3;
+  if (n_head <= 0 || D % n_head != 0)
+    throw ShapeError(std::string(op) + ": width D=" + std::to_string(D) + " is not divisible by H=" +
+                     std::to_string(n_head) + " heads");
+  const AttentionShape shape{s[0], s[1], n_head, D / n_head};
+  if (table && (table->head_width != shape.d || offset < 0 || offset + shape.T > table->positions))
+    throw ShapeError(std::string(op) + ": a RoPE table of head width " + std::to_string(table->head_width) +
+                     " and " + std::to_string(table->positions) + " positions does not cover d=" +
+                     std::to_string(shape.d) + " at positions " + std::to_string(offset) + ".." +
+                     std::to_string(offset + shape.T));
+  return shape;
+}
+
+}  // namespace
+
+Var split_qkv_heads(const Var& qkv, int64_t n_head, const RopeTable* rope_table, int64_t position_offset) {
+  const AttentionShape s = qkv_shape("split_qkv_heads", qkv, n_head, rope_table, position_offset);
+  ProfileScope scope(OpFamily::attention);
+  Tensor out = Tensor::empty({3, s.B, s.H, s.T, s.d});
+  relayout_qkv(out.data(), qkv.value().data(), rope_table, s.B, s.T, s.H, s.d, position_offset, true);
+
+  if (!grad_enabled()) return make_result(out, {qkv}, nullptr);
+  RopeTable table = rope_table ? *rope_table : RopeTable{};  // a few kB: the graph may outlive the caller's
+  return make_result(out, {qkv}, [qkv, table, s, position_offset](const Tensor& dout) {
+    // The rows back from the heads, q and k rotated back (R(-angle)). relayout_qkv writes
+    // every element of the rows, so a gradient that already holds some goes through a copy.
+    ProfileScope scope(OpFamily::attention);
+    const GradOut dqkv = qkv.grad_out();
+    Tensor rows = dqkv.accumulate ? Tensor::empty(qkv.shape()) : Tensor();
+    relayout_qkv(dqkv.accumulate ? rows.data() : dqkv.data, dout.data(), table.positions > 0 ? &table : nullptr,
+                 s.B, s.T, s.H, s.d, position_offset, false);
+    if (dqkv.accumulate) add_scaled(dqkv.data, rows.data(), 1.0f, rows.numel(), true);
   });
 }
 
@@ -236,60 +254,27 @@ Var causal_attention_weights(const Var& q, const Var& k, float scale) {
   });
 }
 
-Var causal_attention(const Var& qkv, float scale, Tensor* weights_out) {
-  const Shape& s = qkv.shape();
-  if (s.size() != 5 || s[0] != 3)
-    throw ShapeError("causal_attention: expected qkv [3,B,H,T,d], found " + shape_str(s));
-  const int64_t T = s[3], d = s[4], batch = s[1] * s[2];  // batch: B*H heads of [T,d]
-  const int64_t part = batch * T * d;                      // one of q, k, v
-  const float* q = qkv.value().data();
-  const float* k = q + part;
-  const float* v = q + 2 * part;
-
-  // weights [B,H,T,T] = scale * q k^T, softmax row by row in place; out [B,H,T,d] = w v.
-  Tensor weights = Tensor::empty({s[1], s[2], T, T});
-  Tensor out = Tensor::empty({s[1], s[2], T, d});
-  {
-    ProfileScope scope(OpFamily::attention);
-    GemmArgs g = tight_gemm_args(false, true, T, T, d, batch);
-    g.alpha = scale;
-    g.A = q, g.B = k, g.C = weights.data();
-    gemm(g);
-    {
-      ProfileScope softmax_scope(OpFamily::softmax);
-      causal_softmax_forward(weights.data(), weights.data(), batch, T, T);
-    }
-    g = tight_gemm_args(false, false, T, d, T, batch);
-    g.A = weights.data(), g.B = v, g.C = out.data();
-    gemm(g);
-  }
+Var causal_attention(const Var& qkv, int64_t n_head, const RopeTable* rope_table, float scale,
+                     Tensor* weights_out) {
+  const AttentionShape s = qkv_shape("causal_attention", qkv, n_head, rope_table, 0);
+  ProfileScope scope(OpFamily::attention);
+  // Counted as the dense products it replaces (q k^T and w v, T x T each), so a step's FLOPs
+  // are the model's whichever kernel runs (the kernel itself skips the masked blocks).
+  const double dense_product = 2.0 * static_cast<double>(s.B * s.H) * s.T * s.T * s.d;
+  profile_add_attention_flops(2 * dense_product);
+  Tensor merged = Tensor::empty({s.B, s.T, s.H * s.d});
+  Tensor weights = Tensor::empty({s.B, s.H, s.T, s.T});
+  causal_attention_forward(merged.data(), weights.data(), qkv.value().data(), rope_table, scale, s);
   if (weights_out) *weights_out = weights;
 
-  return make_result(out, {qkv}, [qkv, weights, batch, T, d, part, scale](const Tensor& dout) {
+  if (!grad_enabled()) return make_result(merged, {qkv}, nullptr);
+  RopeTable table = rope_table ? *rope_table : RopeTable{};  // a few kB: the graph may outlive the caller's
+  return make_result(merged, {qkv}, [qkv, weights, table, scale, s, dense_product](const Tensor& dout) {
     ProfileScope scope(OpFamily::attention);
-    const float* q = qkv.value().data();
-    const float* k = q + part;
-    const float* v = q + 2 * part;
-    // dw [T,T] = dout [T,d] @ v^T, then ds = scale * w * (dw - <w, dw>) in its place.
-    Tensor ds = Tensor::empty(weights.shape());
-    GemmArgs g = tight_gemm_args(false, true, T, T, d, batch);
-    g.A = dout.data(), g.B = v, g.C = ds.data();
-    gemm(g);
-    {
-      ProfileScope softmax_scope(OpFamily::softmax);
-      causal_softmax_backward(ds.data(), ds.data(), weights.data(), batch, T, T, scale, false);
-    }
-    // Each part of qkv's gradient is written by one product: all three add, or all overwrite.
+    profile_add_attention_flops(4 * dense_product);  // dw, dq, dk, dv
     const GradOut dqkv = qkv.grad_out();
-    auto product = [&](bool trans_a, const float* A, const float* B, int64_t which) {  // [T,T] x [T,d]
-      GemmArgs p = tight_gemm_args(trans_a, false, T, d, T, batch);
-      p.A = A, p.B = B, p.C = dqkv.data + which * part;
-      p.beta = dqkv.accumulate ? 1.0f : 0.0f;
-      gemm(p);
-    };
-    product(false, ds.data(), k, 0);            // dq = ds k
-    product(true, ds.data(), q, 1);             // dk = ds^T q
-    product(true, weights.data(), dout.data(), 2);  // dv = w^T dout
+    causal_attention_backward(dqkv.data, dout.data(), qkv.value().data(), weights.data(),
+                              table.positions > 0 ? &table : nullptr, scale, s, dqkv.accumulate);
   });
 }
 

@@ -144,10 +144,12 @@ void print_profile(const ProfileReport& r, const TensorPoolStats& pool, int64_t 
                 static_cast<double>(fam.calls) / steps);
   }
   const double gemm_s = r.families[static_cast<int>(OpFamily::gemm)].seconds;
-  std::printf("GEMM FLOPs %.3f GFLOP/step (%.3f MFLOP/token)\n", r.gemm_flops / steps / 1e9,
-              r.gemm_flops / steps / static_cast<double>(tokens_per_step) / 1e6);
+  const double flops = r.gemm_flops + r.attention_flops;  // the model's products, whichever kernel ran them
+  std::printf("FLOPs %.3f GFLOP/step (%.3f MFLOP/token): GEMMs %.3f, fused attention %.3f\n", flops / steps / 1e9,
+              flops / steps / static_cast<double>(tokens_per_step) / 1e6, r.gemm_flops / steps / 1e9,
+              r.attention_flops / steps / 1e9);
   std::printf("achieved GFLOP/s: GEMMs %.1f, whole step %.1f\n", gemm_s > 0 ? r.gemm_flops / gemm_s / 1e9 : 0.0,
-              r.total_seconds > 0 ? r.gemm_flops / r.total_seconds / 1e9 : 0.0);
+              r.total_seconds > 0 ? flops / r.total_seconds / 1e9 : 0.0);
   std::printf("memory: peak RSS %.1f MB, now %.1f MB (anonymous %.1f, files %.1f); tensor pool: peak in use "
               "%.1f MB, held %.1f MB, %lld misses\n",
               status_mb("VmHWM:"), status_mb("VmRSS:"), status_mb("RssAnon:"), status_mb("RssFile:"),

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/adamw.h"
+#include "kernels/attention.h"
 #include "kernels/cpu_kernels.h"
 #include "kernels/cross_entropy.h"
 #include "kernels/gelu.h"
@@ -140,6 +141,41 @@ double cross_entropy_forward(float* probs, const float* logits, const int32_t* t
 void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* targets, int64_t rows,
                             int64_t V, float dloss) {
   cpu_kernels().cross_entropy_backward(dlogits, probs, targets, rows, V, dloss);
+}
+
+// Each thread works on its own head in its own scratch, kept between calls (a training step
+// of the same shape reuses it instead of allocating).
+namespace {
+
+float* attention_scratch(int64_t T, int64_t d, int threads) {
+  thread_local std::vector<float> scratch;
+  scratch.resize(static_cast<size_t>(threads * cpu_kernels().attention_scratch_floats(T, d)));
+  return scratch.data();
+}
+
+void check_attention(const RopeTable* table, const AttentionShape& s) {
+  MG_CHECK(s.B >= 0 && s.T >= 1 && s.H >= 1 && s.d >= 1, "causal attention: empty shape");
+  MG_CHECK(!table || (table->head_width == s.d && s.T <= table->positions), "RoPE table does not cover the input");
+}
+
+}  // namespace
+
+void causal_attention_forward(float* merged, float* weights, const float* qkv, const RopeTable* table, float scale,
+                              const AttentionShape& s) {
+  check_attention(table, s);
+  const int threads = num_threads();
+  cpu_kernels().causal_attention_forward(merged, weights, qkv, table ? table->cos.data() : nullptr,
+                                         table ? table->sin.data() : nullptr, scale, s.B, s.T, s.H, s.d,
+                                         attention_scratch(s.T, s.d, threads), threads);
+}
+
+void causal_attention_backward(float* dqkv, const float* dmerged, const float* qkv, const float* weights,
+                               const RopeTable* table, float scale, const AttentionShape& s, bool accumulate) {
+  check_attention(table, s);
+  const int threads = num_threads();
+  cpu_kernels().causal_attention_backward(dqkv, dmerged, qkv, weights, table ? table->cos.data() : nullptr,
+                                          table ? table->sin.data() : nullptr, scale, s.B, s.T, s.H, s.d,
+                                          accumulate, attention_scratch(s.T, s.d, threads), threads);
 }
 
 void adamw_update(float* param, float* exp_avg, float* exp_avg_sq, const float* grad, int64_t n,

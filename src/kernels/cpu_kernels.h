@@ -56,6 +56,15 @@ struct CpuKernels {
   static void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* targets, int64_t rows,
                                      int64_t V, float dloss);
 
+  // attention.h. cos, sin [T, d/2] or null; scratch holds threads x attention_scratch_floats.
+  static int64_t attention_scratch_floats(int64_t T, int64_t d);
+  static void causal_attention_forward(float* merged, float* weights, const float* qkv, const float* cos,
+                                       const float* sin, float scale, int64_t B, int64_t T, int64_t H, int64_t d,
+                                       float* scratch, int threads);
+  static void causal_attention_backward(float* dqkv, const float* dmerged, const float* qkv, const float* weights,
+                                        const float* cos, const float* sin, float scale, int64_t B, int64_t T,
+                                        int64_t H, int64_t d, bool accumulate, float* scratch, int threads);
+
   // adamw.h
   static void adamw_update(float* param, float* exp_avg, float* exp_avg_sq, const float* grad, int64_t n,
                            const AdamWStep& s);
@@ -83,6 +92,9 @@ struct CpuKernelTable {
   decltype(&CpuKernels<CpuVariant::baseline>::relayout_qkv) relayout_qkv;
   decltype(&CpuKernels<CpuVariant::baseline>::cross_entropy_rows) cross_entropy_rows;
   decltype(&CpuKernels<CpuVariant::baseline>::cross_entropy_backward) cross_entropy_backward;
+  decltype(&CpuKernels<CpuVariant::baseline>::attention_scratch_floats) attention_scratch_floats;
+  decltype(&CpuKernels<CpuVariant::baseline>::causal_attention_forward) causal_attention_forward;
+  decltype(&CpuKernels<CpuVariant::baseline>::causal_attention_backward) causal_attention_backward;
   decltype(&CpuKernels<CpuVariant::baseline>::adamw_update) adamw_update;
   decltype(&CpuKernels<CpuVariant::baseline>::matvec_panel) matvec_panel;
 };

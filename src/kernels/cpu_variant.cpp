@@ -49,6 +49,9 @@ constexpr CpuKernelTable table_of() {
           &K::relayout_qkv,
           &K::cross_entropy_rows,
           &K::cross_entropy_backward,
+          &K::attention_scratch_floats,
+          &K::causal_attention_forward,
+          &K::causal_attention_backward,
           &K::adamw_update,
           &K::matvec_panel};
 }

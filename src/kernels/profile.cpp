@@ -94,6 +94,10 @@ void profile_count_step() {
   if (profiling()) ++g_state.report.steps;
 }
 
+void profile_add_attention_flops(double flops) {
+  if (profile_detail::g_enabled) g_state.report.attention_flops += flops;
+}
+
 void profile_add_gemm_flops(double flops) {
   if (profile_detail::g_enabled) g_state.report.gemm_flops += flops;
 }

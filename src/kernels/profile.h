@@ -36,6 +36,7 @@ struct ProfileReport {
   std::array<Family, kOpFamilyCount> families{};
   double total_seconds = 0.0;  // time profiled: the sum of the families
   double gemm_flops = 0.0;     // 2*M*N*K*batch summed over every GEMM
+  double attention_flops = 0.0;  // the fused attention kernel's, counted as the dense products it replaces
   int64_t steps = 0;           // profile_count_step calls
 };
 
@@ -55,6 +56,8 @@ ProfileReport profile_snapshot();
 
 // Adds a GEMM's multiply-adds (x2) to the report; called by the GEMM dispatcher.
 void profile_add_gemm_flops(double flops);
+// Adds the fused attention's FLOPs; called by the op that runs it.
+void profile_add_attention_flops(double flops);
 
 namespace profile_detail {
 extern bool g_enabled;

@@ -51,4 +51,25 @@ struct SoftmaxRowStats {
   return {row_max, sum};
 }
 
+// The backward of w = softmax over the visible keys of scale * s, one row [n]: the Jacobian
+// is diag(w) - w w^T, so ds = scale * w * (dw - <w, dw>), added into ds (accumulate) or
+// written with exact zeros past `visible`; masked keys had w = 0 and get nothing. ds may
+// alias dw (each row reads its dw before writing).
+[[gnu::always_inline]] inline void softmax_backward_row(float* ds, const float* dw, const float* w, int64_t visible,
+                                                       int64_t n, float scale, bool accumulate) {
+  // <w, dw> over the visible keys in vector lanes; w is 0 past them, dw is masked there.
+  FloatVec dot_lanes = splat(0.0f);
+  for (int64_t k = 0; k < visible; k += kLanes) {
+    const FloatVec product = load_row(w, k, n, 0.0f) * load_row(dw, k, n, 0.0f);
+    dot_lanes += lane_index(k) < static_cast<int32_t>(visible) ? product : splat(0.0f);
+  }
+  const float dot = sum_lanes(dot_lanes);
+  if (accumulate) {
+    for (int64_t k = 0; k < visible; ++k) ds[k] += scale * (w[k] * (dw[k] - dot));
+  } else {
+    for (int64_t k = 0; k < visible; ++k) ds[k] = scale * (w[k] * (dw[k] - dot));
+    for (int64_t k = visible; k < n; ++k) ds[k] = 0.0f;
+  }
+}
+
 }  // namespace mg

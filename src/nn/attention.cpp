@@ -1,7 +1,7 @@
-// Attention, step by step: split heads, RoPE, scores, 1/sqrt(d), mask, softmax, weighted
-// sum, merge heads, out projection. Two steps call fused ops (autograd/ops_attention.cpp),
-// each named below with the composed ops it stands for; the tests hold each fused op
-// against its composed form. Below it, the same attention as generation's Decoder runs it:
+// Attention, step by step: project, split heads, RoPE, scores, 1/sqrt(d), mask, softmax,
+// weighted sum, merge heads, out projection, op by op (autograd/ops_attention.cpp); then the
+// same steps as training runs them, fused in one op (kernels/attention.h), which the tests
+// hold against the composed form. Below it, the same attention as generation's Decoder runs it:
 // one position (or a few) at a time against its KV cache, on the kernels directly.
 #include "nn/attention.h"
 
@@ -41,45 +41,51 @@ Var causal_self_attention(const Var& x, const Var& h, const Parameters& params, 
   const std::string attn = "blocks." + std::to_string(layer) + ".attn.";
   const int64_t H = n_head, d = h.dim(2) / H;
 
-  // 1. Project, split heads, RoPE:                                       h [B,T,D] -> [3,B,H,T,d]
-  //      q = rope(split_heads(h Wq^T)), k = rope(split_heads(h Wk^T)), v = split_heads(h Wv^T)
-  //    Fused as qkv_heads: one GEMM of width 3D; the split into heads ([B,T,H,d] -> [B,H,T,d])
-  //    and the rotation of q and k by their positions happen in the copy out of it.
-  Var qkv = qkv_heads(h, params.get(attn + "q_proj.weight"), params.get(attn + "k_proj.weight"),
-                      params.get(attn + "v_proj.weight"), H, rope, 0);
+  // 1. Project:                                                          h [B,T,D] -> [B,T,3D]
+  //      q, k, v = h Wq^T, h Wk^T, h Wv^T, as one GEMM of width 3D (qkv_projection): each row
+  //      holds the position's q, k and v side by side.
+  Var qkv = qkv_projection(h, params.get(attn + "q_proj.weight"), params.get(attn + "k_proj.weight"),
+                           params.get(attn + "v_proj.weight"));
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));  // the head width d: each dot product's length
+  const Var& wo = params.get(attn + "out_proj.weight");
 
-  // 2. Scores, scale, mask, softmax:                            q, k [B,H,T,d] -> w [B,H,T,T]
-  //      w = causal_softmax(q k^T / sqrt(d)), key s visible to query t when s <= t
-  //    scaled by the head width d (the length of each dot product), not D.
-  // 3. Weighted sum of the values:                      w [B,H,T,T] @ v [B,H,T,d] -> [B,H,T,d]
-  //    Both fused as causal_attention(qkv): the scale is the first batched GEMM's alpha, the
-  //    softmax runs in place, and the backward writes dq, dk, dv into qkv's gradient. With
-  //    dropout on w they are composed: q, k, v = select(qkv, 0/1/2), then
-  //    causal_attention_weights(q, k, scale) and matmul(dropout(w), v).
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  Var heads;
-  Tensor w;
-  if (p_drop > 0.0f) {
-    Var q = select(qkv, 0), k = select(qkv, 1), v = select(qkv, 2);  // [B,H,T,d] each, views
-    Var weights = causal_attention_weights(q, k, scale);
-    w = weights.value();
-    heads = matmul(dropout(weights, p_drop, rng), v);
-  } else {
-    heads = causal_attention(qkv, scale, &w);
+  // Steps 2 to 5, op by op: with dropout on the weights or the branch, or when the heads'
+  // outputs are wanted one by one (inspection, ablation).
+  if (p_drop > 0.0f || options.head_outputs || !options.ablations.empty()) {
+    // 2. Split heads, RoPE:                                         [B,T,3D] -> [3,B,H,T,d]
+    //      q = rope(split_heads(q)), k = rope(split_heads(k)), v = split_heads(v), positions from 0
+    Var heads_qkv = split_qkv_heads(qkv, H, rope, 0);
+    Var q = select(heads_qkv, 0), k = select(heads_qkv, 1), v = select(heads_qkv, 2);  // [B,H,T,d] each, views
+
+    // 3. Scores, scale, mask, softmax:                          q, k [B,H,T,d] -> w [B,H,T,T]
+    //      w = causal_softmax(q k^T / sqrt(d)), key s visible to query t when s <= t. Fused as
+    //      causal_attention_weights: the scale is the batched GEMM's alpha, the softmax runs in
+    //      place, and only w is kept for the backward.
+    Var w = causal_attention_weights(q, k, scale);
+    if (options.projected_weights) options.projected_weights->push_back(w.value());
+
+    // 4. Weighted sum of the values:                  w [B,H,T,T] @ v [B,H,T,d] -> [B,H,T,d]
+    Var heads = matmul(dropout(w, p_drop, rng), v);
+    if (options.head_outputs) options.head_outputs->push_back(heads.value().clone());
+    ablate_heads(heads.value(), layer, options);
+
+    // 5. Merge heads:                                              [B,H,T,d] -> [B,T,H,d] = [B,T,D]
+    Var merged = merge_heads(heads);
+
+    // 6. Out projection onto the residual stream: x + merged Wo^T                     [B,T,D]
+    return p_drop > 0.0f ? add(x, dropout(linear(merged, wo), p_drop, rng)) : linear_residual(x, merged, wo);
   }
+
+  // Steps 2 to 5 fused (kernels/attention.h): causal_attention reads each head's q, k, v from
+  // the rows, rotates q and k, computes w and w v in the thread's cache, skipping the blocks
+  // the mask zeroes, and writes the heads merged, [B,T,3D] -> [B,T,D]; its backward writes
+  // dq, dk, dv back into the rows. No split or merged copy of the heads is ever made.
+  Tensor w;
+  Var merged = causal_attention(qkv, H, rope, scale, options.projected_weights ? &w : nullptr);
   if (options.projected_weights) options.projected_weights->push_back(w);
 
-  if (options.head_outputs) options.head_outputs->push_back(heads.value().clone());
-  ablate_heads(heads.value(), layer, options);
-
-  // 4. Merge heads:                                                  [B,H,T,d] -> [B,T,H,d] = [B,T,D]
-  Var merged = merge_heads(heads);
-
-  // 5. Out projection onto the residual stream: x + merged Wo^T                       [B,T,D]
-  //    With dropout on the branch the sum is taken after it; else linear_residual adds the
-  //    product onto x in one op.
-  const Var& wo = params.get(attn + "out_proj.weight");
-  return p_drop > 0.0f ? add(x, dropout(linear(merged, wo), p_drop, rng)) : linear_residual(x, merged, wo);
+  // 6. Out projection onto the residual stream, the product and the sum in one GEMM.
+  return linear_residual(x, merged, wo);
 }
 
 // ---- Generation: the Decoder's attention over its KV cache ------------------------------

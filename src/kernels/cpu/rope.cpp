@@ -3,6 +3,7 @@
 // The inverse rotation (the backward: R orthogonal, so dx = R^T dy = R(-angle) dy) is
 // (g0, g1) -> (g0 c + g1 s, -g0 s + g1 c).
 #include "kernels/cpu/variant.h"
+#include "kernels/cpu/rotate_pairs.h"
 #include "kernels/parallel.h"
 
 #include <cstring>
@@ -12,21 +13,6 @@ namespace mg {
 // pair are read before either output is written, so out may alias x. Small inputs (the
 // decoder's few head vectors of one position) stay out of an OpenMP region: entering one
 // costs more than their work, even on one thread.
-namespace {
-
-// One head vector's pairs: y = R(angle) x, or R(-angle) x when inverse (sin negated).
-inline void rotate_pairs(float* y, const float* x, const float* c, const float* s, int64_t half, bool inverse,
-                         bool accumulate) {
-  const float sign = inverse ? -1.0f : 1.0f;
-  for (int64_t i = 0; i < half; ++i) {
-    const float x0 = x[2 * i], x1 = x[2 * i + 1], si = sign * s[i];
-    const float y0 = x0 * c[i] - x1 * si, y1 = x0 * si + x1 * c[i];
-    y[2 * i] = accumulate ? y[2 * i] + y0 : y0;
-    y[2 * i + 1] = accumulate ? y[2 * i + 1] + y1 : y1;
-  }
-}
-
-}  // namespace
 
 template <>
 void Kernels::rope_rotate(float* out, const float* x, const float* cos, const float* sin, int64_t rows, int64_t T,

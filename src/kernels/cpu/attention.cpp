@@ -1,0 +1,247 @@
+// The fused causal attention of kernels/attention.h, one head at a time. Per head (b, h):
+//
+//   forward                                   shapes (T positions, d head width)
+//   1. gather q, k, v from the rows, RoPE q, k    Q, K, V [T,d]; Kt = K^T [d,T]
+//   2. S = scale Q K^T, causal blocks only        [T,T]
+//   3. W = causal_softmax(S), row by row          [T,T]   -> weights (saved)
+//   4. O = W V                                    [T,d]   -> merged rows
+//
+//   backward (dO = the head's slice of dmerged, W from the forward)
+//   1. gather Q, K (rotated), V, dO               Vt = V^T [d,T]
+//   2. dW = dO V^T                                [T,T]
+//   3. dS = scale W (dW - <W, dW>), row by row    [T,T]   (softmax's backward)
+//   4. dQ = dS K, dK = dS^T Q, dV = W^T dO        [T,d]
+//   5. dq, dk rotated back (R(-angle)), all three into the rows of dqkv
+//
+// The products run on row blocks of kBlock queries: block [r0, r0+kBlock) sees keys below
+// r0+kBlock only, so the blocks above the diagonal, where the mask makes every weight 0,
+// are never computed (and, for dK and dV, the queries before the block never read). Each
+// product is one register tile (tile_product): rows of its left operand broadcast against
+// vectors of a row of its right one, the sums kept in registers across the shared axis.
+// Everything of a head lives in the thread's scratch, padded to whole vectors.
+#include "kernels/cpu/variant.h"
+#include "kernels/cpu/rotate_pairs.h"
+#include "kernels/cpu/simd.h"
+#include "kernels/softmax_row.h"
+
+#include <omp.h>
+
+#include <cstring>
+
+namespace mg {
+namespace {
+
+constexpr int64_t kBlock = 16;  // queries (and keys) per block of the causal products
+constexpr int64_t kMaxVectors = kLanes == 16 ? 4 : 2;    // vectors of sums per row of a tile
+constexpr int64_t kAccumulators = kLanes == 16 ? 24 : 12;  // of 32 or 16 vector registers
+
+int64_t round_up(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
+
+// R rows of NV vectors: y[r, v] = alpha * sum_{i < in} x[r * x_row + i * x_col] a[i * lda + v].
+template <int NV, int R>
+[[gnu::always_inline]] inline void tile(float* y, int64_t ldy, const float* x, int64_t x_row, int64_t x_col,
+                                        const float* a, int64_t lda, int64_t in, float alpha) {
+  FloatVec acc[R][NV];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[r][v] = splat(0.0f);
+  for (int64_t i = 0; i < in; ++i) {
+    FloatVec av[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) av[v] = load(a + i * lda + v * kLanes);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const FloatVec xv = splat(x[r * x_row + i * x_col]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[r][v] += xv * av[v];
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) store(y + r * ldy + v * kLanes, acc[r][v] * alpha);
+}
+
+// Rows in tiles of R, then the rest as one smaller tile.
+template <int NV, int R>
+void tile_rows(float* y, int64_t ldy, const float* x, int64_t x_row, int64_t x_col, int64_t rows, const float* a,
+               int64_t lda, int64_t in, float alpha) {
+  int64_t r = 0;
+  for (; r + R <= rows; r += R) tile<NV, R>(y + r * ldy, ldy, x + r * x_row, x_row, x_col, a, lda, in, alpha);
+  if constexpr (R > 1)
+    if (r < rows) tile_rows<NV, R - 1>(y + r * ldy, ldy, x + r * x_row, x_row, x_col, rows - r, a, lda, in, alpha);
+}
+
+template <int NV>
+constexpr int kTileRows = kAccumulators / NV > 8 ? 8 : kAccumulators / NV;
+
+// y[rows, cols] = alpha * X A for X [rows, in] (element (r, i) at x[r * x_row + i * x_col],
+// so a transposed X is only strides) and A [in, cols] with rows lda apart. cols is a whole
+// number of vectors, and A's rows and y's have that many floats to read and write.
+void tile_product(float* y, int64_t ldy, const float* x, int64_t x_row, int64_t x_col, int64_t rows, const float* a,
+                  int64_t lda, int64_t in, int64_t cols, float alpha) {
+  for (int64_t c = 0; c < cols; c += kMaxVectors * kLanes) {
+    const int64_t vectors = (cols - c) / kLanes < kMaxVectors ? (cols - c) / kLanes : kMaxVectors;
+    switch (vectors) {
+      case 1: tile_rows<1, kTileRows<1>>(y + c, ldy, x, x_row, x_col, rows, a + c, lda, in, alpha); break;
+      case 2: tile_rows<2, kTileRows<2>>(y + c, ldy, x, x_row, x_col, rows, a + c, lda, in, alpha); break;
+#if defined(__AVX512F__)
+      case 3: tile_rows<3, kTileRows<3>>(y + c, ldy, x, x_row, x_col, rows, a + c, lda, in, alpha); break;
+      case 4: tile_rows<4, kTileRows<4>>(y + c, ldy, x, x_row, x_col, rows, a + c, lda, in, alpha); break;
+#endif
+      default: break;
+    }
+  }
+}
+
+// A head's working set in one thread's scratch; every row padded to whole vectors.
+struct HeadScratch {
+  int64_t T, d, Tp, dp;  // Tp, dp: T and d rounded up to kBlock and kLanes
+  float* q;              // [T, dp]  rotated
+  float* k;              // [T, dp]  rotated
+  float* v;              // [T, dp]
+  float* kt_or_vt;       // [d, Tp]  K^T in the forward, V^T in the backward
+  float* scores;         // [T, Tp]  S then W (forward), dW then dS (backward)
+  float* dout;           // [T, dp]  the forward's O; the backward's dO
+  float* dq;             // [T, dp]
+  float* dk;             // [T, dp]
+  float* dv;             // [T, dp]
+
+  HeadScratch(float* base, int64_t T_, int64_t d_) : T(T_), d(d_), Tp(round_up(T_, kBlock)), dp(round_up(d_, kLanes)) {
+    const int64_t vectors = T * dp;  // one [T, dp] part
+    q = base, k = q + vectors, v = k + vectors, dout = v + vectors;
+    dq = dout + vectors, dk = dq + vectors, dv = dk + vectors;
+    kt_or_vt = dv + vectors;
+    scores = kt_or_vt + d * Tp;
+  }
+  static int64_t floats(int64_t T, int64_t d) {
+    return 7 * T * round_up(d, kLanes) + (d + T) * round_up(T, kBlock);
+  }
+};
+
+// Q, K, V of head (b, h) from the rows [B,T,3D], q and k rotated at their positions; the
+// padding columns zeroed; then the transpose of K (forward) or V (backward).
+void gather_head(HeadScratch& s, const float* qkv, const float* cos, const float* sin, int64_t b, int64_t h,
+                 int64_t D, bool transpose_v) {
+  const int64_t T = s.T, d = s.d, half = d / 2;
+  for (int64_t t = 0; t < T; ++t) {
+    const float* row = qkv + (b * T + t) * 3 * D + h * d;  // q at +0, k at +D, v at +2D
+    float *q = s.q + t * s.dp, *k = s.k + t * s.dp, *v = s.v + t * s.dp;
+    if (cos != nullptr) {
+      rotate_pairs(q, row, cos + t * half, sin + t * half, half, false, false);
+      rotate_pairs(k, row + D, cos + t * half, sin + t * half, half, false, false);
+    } else {
+      std::memcpy(q, row, sizeof(float) * d);
+      std::memcpy(k, row + D, sizeof(float) * d);
+    }
+    std::memcpy(v, row + 2 * D, sizeof(float) * d);
+    for (int64_t j = d; j < s.dp; ++j) q[j] = k[j] = v[j] = 0.0f;
+  }
+  const float* src = transpose_v ? s.v : s.k;
+  for (int64_t j = 0; j < d; ++j) {
+    float* col = s.kt_or_vt + j * s.Tp;  // [Tp]
+    for (int64_t t = 0; t < T; ++t) col[t] = src[t * s.dp + j];
+    for (int64_t t = T; t < s.Tp; ++t) col[t] = 0.0f;
+  }
+}
+
+void head_forward(HeadScratch& s, float* merged, float* weights, const float* qkv, const float* cos, const float* sin,
+                  float scale, int64_t b, int64_t h, int64_t H) {
+  const int64_t T = s.T, d = s.d, D = H * d;
+  gather_head(s, qkv, cos, sin, b, h, D, false);
+  float* w = weights + (b * H + h) * T * T;  // [T,T] of [B,H,T,T]
+  for (int64_t r0 = 0; r0 < T; r0 += kBlock) {
+    const int64_t rows = T - r0 < kBlock ? T - r0 : kBlock, end = r0 + rows;
+    // S[r0:end, 0:end) = scale Q K^T: the keys this block sees, rounded up to whole vectors.
+    tile_product(s.scores + r0 * s.Tp, s.Tp, s.q + r0 * s.dp, s.dp, 1, rows, s.kt_or_vt, s.Tp, d,
+                 round_up(end, kLanes), scale);
+    for (int64_t r = r0; r < end; ++r) {
+      float* row = s.scores + r * s.Tp;
+      softmax_row(row, row, r + 1, T);  // keys 0..r; exact zeros after
+      std::memcpy(w + r * T, row, sizeof(float) * T);
+    }
+    // O[r0:end) = W[r0:end, 0:end) V[0:end): a masked weight is 0, so end keys suffice.
+    tile_product(s.dout + r0 * s.dp, s.dp, s.scores + r0 * s.Tp, s.Tp, 1, rows, s.v, s.dp, end, s.dp, 1.0f);
+    for (int64_t r = r0; r < end; ++r) std::memcpy(merged + (b * T + r) * D + h * d, s.dout + r * s.dp, sizeof(float) * d);
+  }
+}
+
+// dst[0..d) (+)= src, rotated back by R(-angle) when cos is given.
+void write_gradient(float* dst, const float* src, const float* cos, const float* sin, int64_t d, bool accumulate) {
+  if (cos != nullptr) return rotate_pairs(dst, src, cos, sin, d / 2, true, accumulate);
+  for (int64_t j = 0; j < d; ++j) dst[j] = accumulate ? dst[j] + src[j] : src[j];
+}
+
+void head_backward(HeadScratch& s, float* dqkv, const float* dmerged, const float* qkv, const float* weights,
+                   const float* cos, const float* sin, float scale, int64_t b, int64_t h, int64_t H, bool accumulate) {
+  const int64_t T = s.T, d = s.d, D = H * d, half = d / 2;
+  gather_head(s, qkv, cos, sin, b, h, D, true);
+  for (int64_t t = 0; t < T; ++t) {
+    float* g = s.dout + t * s.dp;
+    std::memcpy(g, dmerged + (b * T + t) * D + h * d, sizeof(float) * d);
+    for (int64_t j = d; j < s.dp; ++j) g[j] = 0.0f;
+  }
+  const float* w = weights + (b * H + h) * T * T;  // [T,T]
+  for (int64_t r0 = 0; r0 < T; r0 += kBlock) {
+    const int64_t rows = T - r0 < kBlock ? T - r0 : kBlock, end = r0 + rows;
+    // dW[r0:end, 0:end) = dO V^T, then dS in its place (zeros past each row's keys).
+    tile_product(s.scores + r0 * s.Tp, s.Tp, s.dout + r0 * s.dp, s.dp, 1, rows, s.kt_or_vt, s.Tp, d,
+                 round_up(end, kLanes), 1.0f);
+    for (int64_t r = r0; r < end; ++r) {
+      float* row = s.scores + r * s.Tp;
+      softmax_backward_row(row, row, w + r * T, r + 1, T, scale, false);
+    }
+    // dQ[r0:end) = dS[r0:end, 0:end) K[0:end).
+    tile_product(s.dq + r0 * s.dp, s.dp, s.scores + r0 * s.Tp, s.Tp, 1, rows, s.k, s.dp, end, s.dp, 1.0f);
+  }
+  for (int64_t j0 = 0; j0 < T; j0 += kBlock) {
+    const int64_t rows = T - j0 < kBlock ? T - j0 : kBlock;
+    // Keys [j0, j0+rows) are seen by queries j0.. only: dK = dS^T Q and dV = W^T dO over those.
+    tile_product(s.dk + j0 * s.dp, s.dp, s.scores + j0 * s.Tp + j0, 1, s.Tp, rows, s.q + j0 * s.dp, s.dp, T - j0,
+                 s.dp, 1.0f);
+    tile_product(s.dv + j0 * s.dp, s.dp, w + j0 * T + j0, 1, T, rows, s.dout + j0 * s.dp, s.dp, T - j0, s.dp, 1.0f);
+  }
+  for (int64_t t = 0; t < T; ++t) {
+    float* row = dqkv + (b * T + t) * 3 * D + h * d;
+    const float* c = cos ? cos + t * half : nullptr;
+    const float* sn = sin ? sin + t * half : nullptr;
+    write_gradient(row, s.dq + t * s.dp, c, sn, d, accumulate);
+    write_gradient(row + D, s.dk + t * s.dp, c, sn, d, accumulate);
+    write_gradient(row + 2 * D, s.dv + t * s.dp, nullptr, nullptr, d, accumulate);
+  }
+}
+
+}  // namespace
+
+template <>
+int64_t Kernels::attention_scratch_floats(int64_t T, int64_t d) {
+  return HeadScratch::floats(T, d);
+}
+
+// Heads are independent: one per iteration, each thread on its own scratch.
+template <>
+void Kernels::causal_attention_forward(float* merged, float* weights, const float* qkv, const float* cos,
+                                       const float* sin, float scale, int64_t B, int64_t T, int64_t H, int64_t d,
+                                       float* scratch, int threads) {
+  const int64_t per_thread = HeadScratch::floats(T, d);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t bh = 0; bh < B * H; ++bh) {
+    HeadScratch s(scratch + omp_get_thread_num() * per_thread, T, d);
+    head_forward(s, merged, weights, qkv, cos, sin, scale, bh / H, bh % H, H);
+  }
+}
+
+template <>
+void Kernels::causal_attention_backward(float* dqkv, const float* dmerged, const float* qkv, const float* weights,
+                                        const float* cos, const float* sin, float scale, int64_t B, int64_t T,
+                                        int64_t H, int64_t d, bool accumulate, float* scratch, int threads) {
+  const int64_t per_thread = HeadScratch::floats(T, d);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t bh = 0; bh < B * H; ++bh) {
+    HeadScratch s(scratch + omp_get_thread_num() * per_thread, T, d);
+    head_backward(s, dqkv, dmerged, qkv, weights, cos, sin, scale, bh / H, bh % H, H, accumulate);
+  }
+}
+
+}  // namespace mg
