@@ -164,8 +164,8 @@ void causal_attention_forward(float* merged, float* weights, const float* qkv, c
                               const AttentionShape& s) {
   check_attention(table, s);
   const int threads = num_threads();
-  cpu_kernels().causal_attention_forward(merged, weights, qkv, table ? table->cos.data() : nullptr,
-                                         table ? table->sin.data() : nullptr, scale, s.B, s.T, s.H, s.d,
+  cpu_kernels().causal_attention_forward(merged, weights, qkv, table ? table->cos_pairs.data() : nullptr,
+                                         table ? table->sin_pairs.data() : nullptr, scale, s.B, s.T, s.H, s.d,
                                          attention_scratch(s.T, s.d, threads), threads);
 }
 
@@ -173,8 +173,8 @@ void causal_attention_backward(float* dqkv, const float* dmerged, const float* q
                                const RopeTable* table, float scale, const AttentionShape& s, bool accumulate) {
   check_attention(table, s);
   const int threads = num_threads();
-  cpu_kernels().causal_attention_backward(dqkv, dmerged, qkv, weights, table ? table->cos.data() : nullptr,
-                                          table ? table->sin.data() : nullptr, scale, s.B, s.T, s.H, s.d,
+  cpu_kernels().causal_attention_backward(dqkv, dmerged, qkv, weights, table ? table->cos_pairs.data() : nullptr,
+                                          table ? table->sin_pairs.data() : nullptr, scale, s.B, s.T, s.H, s.d,
                                           accumulate, attention_scratch(s.T, s.d, threads), threads);
 }
 

@@ -56,7 +56,7 @@ struct CpuKernels {
   static void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* targets, int64_t rows,
                                      int64_t V, float dloss);
 
-  // attention.h. cos, sin [T, d/2] or null; scratch holds threads x attention_scratch_floats.
+  // attention.h. cos, sin: the RoPE table's cos_pairs, sin_pairs [T, d] or null; scratch holds threads x attention_scratch_floats.
   static int64_t attention_scratch_floats(int64_t T, int64_t d);
   static void causal_attention_forward(float* merged, float* weights, const float* qkv, const float* cos,
                                        const float* sin, float scale, int64_t B, int64_t T, int64_t H, int64_t d,

@@ -11,6 +11,11 @@ struct RopeTable {
   int64_t head_width = 0;   // d (even)
   std::vector<float> cos;   // [positions, d/2]: cos(p * base^(-2i/d))
   std::vector<float> sin;   // [positions, d/2]
+  // The same per coordinate, for a rotation in vector lanes: [positions, d], pair i's cos at
+  // 2i and 2i+1, its sin negated at 2i, so R x = x * cos_pairs + swap_pairs(x) * sin_pairs
+  // with swap_pairs exchanging each pair's two coordinates.
+  std::vector<float> cos_pairs;
+  std::vector<float> sin_pairs;
 };
 
 RopeTable make_rope_table(int64_t positions, int64_t head_width, double base);

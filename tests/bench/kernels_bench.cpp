@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/attention.h"
 #include "kernels/gelu.h"
 #include "kernels/gemm.h"
 #include "kernels/layernorm.h"
@@ -199,6 +200,22 @@ void bench_gelu_with_slope(benchmark::State& state, int threads) {
   run_timed(state, threads, [&] { mg::gelu_forward_with_slope(t.y.data(), t.dx.data(), t.x.data(), n); });
 }
 
+// The fused attention at the default model's shape (B 32, T 64, H 2, d 32), with RoPE.
+void bench_attention(benchmark::State& state, bool backward, int threads) {
+  const mg::AttentionShape s{32, 64, 2, 32};
+  const int64_t rows = s.B * s.T, D = s.H * s.d;
+  const mg::RopeTable table = mg::make_rope_table(s.T, s.d, 10000.0);
+  Tensors qkv(rows * 3 * D, 1, 1), merged(rows * D, 1, 1), weights(s.B * s.H * s.T * s.T, 1, 1);
+  mg::causal_attention_forward(merged.y.data(), weights.y.data(), qkv.x.data(), &table, 0.17f, s);
+  run_timed(state, threads, [&] {
+    if (!backward)
+      mg::causal_attention_forward(merged.y.data(), weights.y.data(), qkv.x.data(), &table, 0.17f, s);
+    else
+      mg::causal_attention_backward(qkv.dx.data(), merged.dy.data(), qkv.x.data(), weights.y.data(), &table, 0.17f,
+                                    s, false);
+  });
+}
+
 void bench_softmax(benchmark::State& state, bool backward, int threads) {
   const int64_t batch = 32 * 2, T = 64;
   Tensors t(batch * T * T, 1, 1);
@@ -280,6 +297,11 @@ void register_all() {
         if (impl == Impl::plain && !backward)
           benchmark::RegisterBenchmark(join({"gelu_fwd_with_slope_2048x256", tail}).c_str(), bench_gelu_with_slope,
                                        threads)
+              ->Unit(benchmark::kMicrosecond)
+              ->UseRealTime();
+        if (impl == Impl::plain)
+          benchmark::RegisterBenchmark(join({"attention_", dir, "_32x64x2x32", tail}).c_str(), bench_attention,
+                                       backward, threads)
               ->Unit(benchmark::kMicrosecond)
               ->UseRealTime();
         if (impl == Impl::plain)

@@ -20,13 +20,11 @@
 // vectors of a row of its right one, the sums kept in registers across the shared axis.
 // Everything of a head lives in the thread's scratch, padded to whole vectors.
 #include "kernels/cpu/variant.h"
-#include "kernels/cpu/rotate_pairs.h"
 #include "kernels/cpu/simd.h"
 #include "kernels/softmax_row.h"
 
 #include <omp.h>
 
-#include <cstring>
 
 namespace mg {
 namespace {
@@ -120,36 +118,54 @@ struct HeadScratch {
   }
 };
 
-// Q, K, V of head (b, h) from the rows [B,T,3D], q and k rotated at their positions; the
-// padding columns zeroed; then the transpose of K (forward) or V (backward).
-void gather_head(HeadScratch& s, const float* qkv, const float* cos, const float* sin, int64_t b, int64_t h,
-                 int64_t D, bool transpose_v) {
-  const int64_t T = s.T, d = s.d, half = d / 2;
-  for (int64_t t = 0; t < T; ++t) {
-    const float* row = qkv + (b * T + t) * 3 * D + h * d;  // q at +0, k at +D, v at +2D
-    float *q = s.q + t * s.dp, *k = s.k + t * s.dp, *v = s.v + t * s.dp;
-    if (cos != nullptr) {
-      rotate_pairs(q, row, cos + t * half, sin + t * half, half, false, false);
-      rotate_pairs(k, row + D, cos + t * half, sin + t * half, half, false, false);
-    } else {
-      std::memcpy(q, row, sizeof(float) * d);
-      std::memcpy(k, row + D, sizeof(float) * d);
+// dst[0..d) (+)= R src[0..d) in vector lanes: R the rotation of the pair tables c2, s2 [d]
+// (rope.h's cos_pairs, sin_pairs at the row's position), R^-1 when inverse, the identity
+// when c2 is null. Only d floats of src are read; a padded destination (pad) gets whole
+// vectors, zeros past d, any other only its d floats.
+[[gnu::always_inline]] inline void copy_row(float* dst, const float* src, const float* c2, const float* s2, int64_t d, bool inverse,
+              bool accumulate, bool pad) {
+  for (int64_t j = 0; j < d; j += kLanes) {
+    const FloatVec x = load_row(src, j, d, 0.0f);
+    FloatVec y = x;
+    if (c2 != nullptr) {
+      const FloatVec c = load_row(c2, j, d, 0.0f), sn = load_row(s2, j, d, 0.0f);
+      y = inverse ? x * c - swap_pairs(x) * sn : x * c + swap_pairs(x) * sn;
     }
-    std::memcpy(v, row + 2 * D, sizeof(float) * d);
-    for (int64_t j = d; j < s.dp; ++j) q[j] = k[j] = v[j] = 0.0f;
-  }
-  const float* src = transpose_v ? s.v : s.k;
-  for (int64_t j = 0; j < d; ++j) {
-    float* col = s.kt_or_vt + j * s.Tp;  // [Tp]
-    for (int64_t t = 0; t < T; ++t) col[t] = src[t * s.dp + j];
-    for (int64_t t = T; t < s.Tp; ++t) col[t] = 0.0f;
+    if (accumulate) y += load_row(dst, j, d, 0.0f);
+    if (pad || j + kLanes <= d) store(dst + j, y);
+    else store_partial(dst + j, y, d - j);
   }
 }
 
-void head_forward(HeadScratch& s, float* merged, float* weights, const float* qkv, const float* cos, const float* sin,
+// Q, K, V of head (b, h) from the rows [B,T,3D], q and k rotated at their positions, into
+// rows padded with zeros; then the transpose of K (forward) or V (backward).
+void gather_head(HeadScratch& s, const float* qkv, const float* c2, const float* s2, int64_t b, int64_t h,
+                 int64_t D, bool transpose_v) {
+  const int64_t T = s.T, d = s.d;
+  for (int64_t t = 0; t < T; ++t) {
+    const float* row = qkv + (b * T + t) * 3 * D + h * d;  // q at +0, k at +D, v at +2D
+    const float* c = c2 ? c2 + t * d : nullptr;
+    const float* sn = s2 ? s2 + t * d : nullptr;
+    copy_row(s.q + t * s.dp, row, c, sn, d, false, false, true);
+    copy_row(s.k + t * s.dp, row + D, c, sn, d, false, false, true);
+    copy_row(s.v + t * s.dp, row + 2 * D, nullptr, nullptr, d, false, false, true);
+  }
+  // The transpose [T, dp] -> [d, Tp] in kLanes x kLanes blocks, positions past T as zeros.
+  const float* src = transpose_v ? s.v : s.k;
+  for (int64_t t0 = 0; t0 < s.Tp; t0 += kLanes) {
+    for (int64_t j0 = 0; j0 < d; j0 += kLanes) {
+      FloatVec block[kLanes];
+      for (int64_t i = 0; i < kLanes; ++i) block[i] = t0 + i < T ? load(src + (t0 + i) * s.dp + j0) : splat(0.0f);
+      transpose_block(block);
+      for (int64_t j = 0; j < kLanes && j0 + j < d; ++j) store(s.kt_or_vt + (j0 + j) * s.Tp + t0, block[j]);
+    }
+  }
+}
+
+void head_forward(HeadScratch& s, float* merged, float* weights, const float* qkv, const float* cos_pairs, const float* sin_pairs,
                   float scale, int64_t b, int64_t h, int64_t H) {
   const int64_t T = s.T, d = s.d, D = H * d;
-  gather_head(s, qkv, cos, sin, b, h, D, false);
+  gather_head(s, qkv, cos_pairs, sin_pairs, b, h, D, false);
   float* w = weights + (b * H + h) * T * T;  // [T,T] of [B,H,T,T]
   for (int64_t r0 = 0; r0 < T; r0 += kBlock) {
     const int64_t rows = T - r0 < kBlock ? T - r0 : kBlock, end = r0 + rows;
@@ -159,29 +175,21 @@ void head_forward(HeadScratch& s, float* merged, float* weights, const float* qk
     for (int64_t r = r0; r < end; ++r) {
       float* row = s.scores + r * s.Tp;
       softmax_row(row, row, r + 1, T);  // keys 0..r; exact zeros after
-      std::memcpy(w + r * T, row, sizeof(float) * T);
+      copy_row(w + r * T, row, nullptr, nullptr, T, false, false, false);
     }
     // O[r0:end) = W[r0:end, 0:end) V[0:end): a masked weight is 0, so end keys suffice.
     tile_product(s.dout + r0 * s.dp, s.dp, s.scores + r0 * s.Tp, s.Tp, 1, rows, s.v, s.dp, end, s.dp, 1.0f);
-    for (int64_t r = r0; r < end; ++r) std::memcpy(merged + (b * T + r) * D + h * d, s.dout + r * s.dp, sizeof(float) * d);
+    for (int64_t r = r0; r < end; ++r)
+      copy_row(merged + (b * T + r) * D + h * d, s.dout + r * s.dp, nullptr, nullptr, d, false, false, false);
   }
-}
-
-// dst[0..d) (+)= src, rotated back by R(-angle) when cos is given.
-void write_gradient(float* dst, const float* src, const float* cos, const float* sin, int64_t d, bool accumulate) {
-  if (cos != nullptr) return rotate_pairs(dst, src, cos, sin, d / 2, true, accumulate);
-  for (int64_t j = 0; j < d; ++j) dst[j] = accumulate ? dst[j] + src[j] : src[j];
 }
 
 void head_backward(HeadScratch& s, float* dqkv, const float* dmerged, const float* qkv, const float* weights,
-                   const float* cos, const float* sin, float scale, int64_t b, int64_t h, int64_t H, bool accumulate) {
-  const int64_t T = s.T, d = s.d, D = H * d, half = d / 2;
-  gather_head(s, qkv, cos, sin, b, h, D, true);
-  for (int64_t t = 0; t < T; ++t) {
-    float* g = s.dout + t * s.dp;
-    std::memcpy(g, dmerged + (b * T + t) * D + h * d, sizeof(float) * d);
-    for (int64_t j = d; j < s.dp; ++j) g[j] = 0.0f;
-  }
+                   const float* cos_pairs, const float* sin_pairs, float scale, int64_t b, int64_t h, int64_t H, bool accumulate) {
+  const int64_t T = s.T, d = s.d, D = H * d;
+  gather_head(s, qkv, cos_pairs, sin_pairs, b, h, D, true);
+  for (int64_t t = 0; t < T; ++t)
+    copy_row(s.dout + t * s.dp, dmerged + (b * T + t) * D + h * d, nullptr, nullptr, d, false, false, true);
   const float* w = weights + (b * H + h) * T * T;  // [T,T]
   for (int64_t r0 = 0; r0 < T; r0 += kBlock) {
     const int64_t rows = T - r0 < kBlock ? T - r0 : kBlock, end = r0 + rows;
@@ -202,13 +210,14 @@ void head_backward(HeadScratch& s, float* dqkv, const float* dmerged, const floa
                  s.dp, 1.0f);
     tile_product(s.dv + j0 * s.dp, s.dp, w + j0 * T + j0, 1, T, rows, s.dout + j0 * s.dp, s.dp, T - j0, s.dp, 1.0f);
   }
+  // dq, dk rotated back by R(-angle): the rows hold q and k before RoPE.
   for (int64_t t = 0; t < T; ++t) {
     float* row = dqkv + (b * T + t) * 3 * D + h * d;
-    const float* c = cos ? cos + t * half : nullptr;
-    const float* sn = sin ? sin + t * half : nullptr;
-    write_gradient(row, s.dq + t * s.dp, c, sn, d, accumulate);
-    write_gradient(row + D, s.dk + t * s.dp, c, sn, d, accumulate);
-    write_gradient(row + 2 * D, s.dv + t * s.dp, nullptr, nullptr, d, accumulate);
+    const float* c = cos_pairs ? cos_pairs + t * d : nullptr;
+    const float* sn = sin_pairs ? sin_pairs + t * d : nullptr;
+    copy_row(row, s.dq + t * s.dp, c, sn, d, true, accumulate, false);
+    copy_row(row + D, s.dk + t * s.dp, c, sn, d, true, accumulate, false);
+    copy_row(row + 2 * D, s.dv + t * s.dp, nullptr, nullptr, d, false, accumulate, false);
   }
 }
 
@@ -221,26 +230,26 @@ int64_t Kernels::attention_scratch_floats(int64_t T, int64_t d) {
 
 // Heads are independent: one per iteration, each thread on its own scratch.
 template <>
-void Kernels::causal_attention_forward(float* merged, float* weights, const float* qkv, const float* cos,
-                                       const float* sin, float scale, int64_t B, int64_t T, int64_t H, int64_t d,
+void Kernels::causal_attention_forward(float* merged, float* weights, const float* qkv, const float* cos_pairs,
+                                       const float* sin_pairs, float scale, int64_t B, int64_t T, int64_t H, int64_t d,
                                        float* scratch, int threads) {
   const int64_t per_thread = HeadScratch::floats(T, d);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t bh = 0; bh < B * H; ++bh) {
     HeadScratch s(scratch + omp_get_thread_num() * per_thread, T, d);
-    head_forward(s, merged, weights, qkv, cos, sin, scale, bh / H, bh % H, H);
+    head_forward(s, merged, weights, qkv, cos_pairs, sin_pairs, scale, bh / H, bh % H, H);
   }
 }
 
 template <>
 void Kernels::causal_attention_backward(float* dqkv, const float* dmerged, const float* qkv, const float* weights,
-                                        const float* cos, const float* sin, float scale, int64_t B, int64_t T,
+                                        const float* cos_pairs, const float* sin_pairs, float scale, int64_t B, int64_t T,
                                         int64_t H, int64_t d, bool accumulate, float* scratch, int threads) {
   const int64_t per_thread = HeadScratch::floats(T, d);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t bh = 0; bh < B * H; ++bh) {
     HeadScratch s(scratch + omp_get_thread_num() * per_thread, T, d);
-    head_backward(s, dqkv, dmerged, qkv, weights, cos, sin, scale, bh / H, bh % H, H, accumulate);
+    head_backward(s, dqkv, dmerged, qkv, weights, cos_pairs, sin_pairs, scale, bh / H, bh % H, H, accumulate);
   }
 }
 

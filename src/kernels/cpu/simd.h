@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 namespace mg {
 namespace {
@@ -59,6 +60,42 @@ using IntVec = int32_t __attribute__((vector_size(4 * kLanes)));
 }
 
 [[gnu::always_inline]] inline FloatVec max(FloatVec a, FloatVec b) { return a > b ? a : b; }
+
+// Lanes 2i and 2i+1 exchanged (RoPE's pairs).
+[[gnu::always_inline]] inline FloatVec swap_pairs(FloatVec v) {
+#if defined(__AVX512F__)
+  return __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+#elif defined(__AVX2__)
+  return __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6);
+#else
+  return __builtin_shufflevector(v, v, 1, 0, 3, 2);
+#endif
+}
+
+// A kLanes x kLanes block transposed in registers: v[i] lane j becomes v[j] lane i. Stage S
+// (kLanes/2, ..., 2, 1) pairs row i with row i + S and interleaves their blocks of S lanes:
+// the even blocks of both into row i, the odd ones into row i + S. After log2(kLanes) stages
+// every lane has crossed to its place (the classic butterfly of unpack instructions).
+constexpr int interleave_lane(int j, int S, bool odd_blocks) {
+  const int block = j / S, within = j % S, pair = block / 2 * 2 + (odd_blocks ? 1 : 0);
+  return (block % 2 == 0 ? 0 : static_cast<int>(kLanes)) + pair * S + within;
+}
+template <int S, bool Odd, int... J>
+[[gnu::always_inline]] inline FloatVec interleave_blocks(FloatVec a, FloatVec c, std::integer_sequence<int, J...>) {
+  return __builtin_shufflevector(a, c, interleave_lane(J, S, Odd)...);
+}
+template <int S>
+[[gnu::always_inline]] inline void transpose_stage(FloatVec* v) {
+  using Lanes = std::make_integer_sequence<int, static_cast<int>(kLanes)>;
+  for (int i = 0; i < kLanes; ++i) {
+    if (i & S) continue;
+    const FloatVec a = v[i], c = v[i + S];
+    v[i] = interleave_blocks<S, false>(a, c, Lanes{});
+    v[i + S] = interleave_blocks<S, true>(a, c, Lanes{});
+  }
+  if constexpr (S > 1) transpose_stage<S / 2>(v);
+}
+[[gnu::always_inline]] inline void transpose_block(FloatVec* v) { transpose_stage<static_cast<int>(kLanes) / 2>(v); }
 
 // Across the lanes as a tree: each step adds the upper half of the lanes still in play onto
 // the lower, in registers: log2(kLanes) dependent steps, in a fixed order for a variant.
