@@ -5,6 +5,7 @@
 // one position (or a few) at a time against its KV cache, on the kernels directly.
 #include "nn/attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -91,21 +92,25 @@ Var causal_self_attention(const Var& x, const Var& h, const Parameters& params, 
 // ---- Generation: the Decoder's attention over its KV cache ------------------------------
 
 void Decoder::attend(Layer& layer, int64_t first, int64_t hi) {
-  // Per head, all these rows at once: S = Q K^T over the keys the last of them sees
-  // [n, keys], the causal softmax (masked weights exact zeros), then W V. A masked weight
-  // adds 0 * v, so each row's sums are those over its visible keys alone.
-  const int64_t n = hi - first, keys = length_ + hi;
+  // Per head, these rows in blocks of kQueryBlock: S = Q K^T over the keys the block's last
+  // row sees [rows, keys], the causal softmax (masked weights exact zeros), then W V. A
+  // masked weight adds 0 * v, so each row's sums are those over its visible keys alone,
+  // and the keys past a block's last row (all masked for it) are never computed.
+  constexpr int64_t kQueryBlock = 16;
   // Scale by the head width d, the length of each head's dot product (as causal_self_attention above does).
   const float scale = 1.0f / std::sqrt(static_cast<float>(d_));
-  float* scores = scores_.data();  // [n, keys]
-  for (int64_t hd = 0; hd < H_; ++hd) {
-    const float* q = qkv_.data() + first * 3 * D_ + hd * d_;  // [n, d], rows 3D apart
-    matrix_product(scores, keys, q, 3 * D_, n, layer.keys_t.data() + hd * d_ * Tp_, Tp_, d_, keys);
-    for (int64_t i = 0; i < n * keys; ++i) scores[i] *= scale;
-    causal_softmax_forward(scores, scores, 1, n, keys);  // row t sees keys 0..keys-n+t
-    // merge_heads: head hd owns features hd*d .. hd*d+d-1 of each row.
-    matrix_product(heads_.data() + first * D_ + hd * d_, D_, scores, keys, n, layer.values.data() + hd * T_ * d_,
-                   d_, keys, d_);
+  for (int64_t r0 = first; r0 < hi; r0 += kQueryBlock) {
+    const int64_t rows = std::min(kQueryBlock, hi - r0), keys = length_ + r0 + rows;
+    float* scores = scores_.data();  // [rows, keys]
+    for (int64_t hd = 0; hd < H_; ++hd) {
+      const float* q = qkv_.data() + r0 * 3 * D_ + hd * d_;  // [rows, d], rows 3D apart
+      matrix_product(scores, keys, q, 3 * D_, rows, layer.keys_t.data() + hd * d_ * Tp_, Tp_, d_, keys);
+      for (int64_t i = 0; i < rows * keys; ++i) scores[i] *= scale;
+      causal_softmax_forward(scores, scores, 1, rows, keys);  // row t sees keys 0..keys-rows+t
+      // merge_heads: head hd owns features hd*d .. hd*d+d-1 of each row.
+      matrix_product(heads_.data() + r0 * D_ + hd * d_, D_, scores, keys, rows, layer.values.data() + hd * T_ * d_,
+                     d_, keys, d_);
+    }
   }
 }
 
