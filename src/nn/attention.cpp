@@ -91,7 +91,7 @@ Var causal_self_attention(const Var& x, const Var& h, const Parameters& params, 
 
 // ---- Generation: the Decoder's attention over its KV cache ------------------------------
 
-void Decoder::attend(Layer& layer, int64_t first, int64_t hi) {
+void Decoder::attend(Layer& layer, int64_t first, int64_t hi, int worker, int team) {
   // Per head, these rows in blocks of kQueryBlock: S = Q K^T over the keys the block's last
   // row sees [rows, keys], the causal softmax (masked weights exact zeros), then W V. A
   // masked weight adds 0 * v, so each row's sums are those over its visible keys alone,
@@ -99,10 +99,12 @@ void Decoder::attend(Layer& layer, int64_t first, int64_t hi) {
   constexpr int64_t kQueryBlock = 16;
   // Scale by the head width d, the length of each head's dot product (as causal_self_attention above does).
   const float scale = 1.0f / std::sqrt(static_cast<float>(d_));
+  float* scores = scores_.data() + worker * T_ * Tp_;  // this worker's [rows, keys]
+  int64_t piece = 0;
   for (int64_t r0 = first; r0 < hi; r0 += kQueryBlock) {
     const int64_t rows = std::min(kQueryBlock, hi - r0), keys = length_ + r0 + rows;
-    float* scores = scores_.data();  // [rows, keys]
     for (int64_t hd = 0; hd < H_; ++hd) {
+      if (piece++ % team != worker) continue;
       const float* q = qkv_.data() + r0 * 3 * D_ + hd * d_;  // [rows, d], rows 3D apart
       matrix_product(scores, keys, q, 3 * D_, rows, layer.keys_t.data() + hd * d_ * Tp_, Tp_, d_, keys);
       for (int64_t i = 0; i < rows * keys; ++i) scores[i] *= scale;

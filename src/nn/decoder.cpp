@@ -10,7 +10,9 @@
 
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
+#include "kernels/parallel.h"
 #include "kernels/rope.h"
+#include "kernels/runtime.h"
 #include "core/error.h"
 
 namespace mg {
@@ -20,6 +22,9 @@ namespace {
 constexpr int64_t kReadSlack = 8;
 // Vocabularies up to this size get layer 0's per-symbol table ([V, 3D] floats).
 constexpr int64_t kSymbolTableLimit = 4096;
+// An append of at least this many rows is split over the threads, up to kMaxWorkers.
+constexpr int64_t kParallelRows = 16;
+constexpr int kMaxWorkers = 8;
 
 std::vector<float> copy_of(const Gpt& model, const std::string& name) {
   const Tensor& t = model.parameters().get(name).value();
@@ -87,7 +92,8 @@ Decoder::Decoder(const Gpt& model)
   qkv_.assign(T_ * 3 * D_, 0.0f);
   heads_.assign(T_ * D_, 0.0f);
   hidden_.assign(T_ * F_, 0.0f);
-  scores_.assign(T_ * Tp_, 0.0f);
+  max_workers_ = std::clamp(num_threads(), 1, kMaxWorkers);
+  scores_.assign(max_workers_ * T_ * Tp_, 0.0f);
   logits_.assign(V_, 0.0f);
 }
 
@@ -109,48 +115,57 @@ std::span<const float> Decoder::append(std::span<const int32_t> ids) {
 void Decoder::forward_rows(std::span<const int32_t> ids) {
   const int64_t n = static_cast<int64_t>(ids.size());
   const float eps = static_cast<float>(config_.norm_eps);
-  // x = tok_emb[id] (+ pos_emb[position])   [n, D]
-  for (int64_t t = 0; t < n; ++t) {
-    const float* tok = tok_emb_.data() + ids[t] * D_;
-    float* x = x_.data() + t * D_;
-    if (pos_emb_.empty()) {
-      std::memcpy(x, tok, sizeof(float) * D_);
-    } else {
-      const float* pos = pos_emb_.data() + (length_ + t) * D_;
-      for (int64_t j = 0; j < D_; ++j) x[j] = tok[j] + pos[j];
+  const int workers = n >= kParallelRows ? std::min(num_threads(), max_workers_) : 1;
+  run_workers(workers, [&](int worker, int team) {
+    const int64_t lo = n * worker / team, hi = n * (worker + 1) / team;  // this worker's rows
+    // x = tok_emb[id] (+ pos_emb[position])   [n, D]
+    for (int64_t t = lo; t < hi; ++t) {
+      const float* tok = tok_emb_.data() + ids[t] * D_;
+      float* x = x_.data() + t * D_;
+      if (pos_emb_.empty()) {
+        std::memcpy(x, tok, sizeof(float) * D_);
+      } else {
+        const float* pos = pos_emb_.data() + (length_ + t) * D_;
+        for (int64_t j = 0; j < D_; ++j) x[j] = tok[j] + pos[j];
+      }
     }
-  }
 
-  for (size_t l = 0; l < layers_.size(); ++l) {
-    Layer& layer = layers_[l];
-    if (l == 0 && !symbol_qkv_.empty()) {
-      for (int64_t t = 0; t < n; ++t)
-        std::memcpy(qkv_.data() + t * 3 * D_, symbol_qkv_.data() + ids[t] * 3 * D_, sizeof(float) * 3 * D_);
-    } else {
-      for (int64_t t = 0; t < n; ++t)
-        layernorm_row(h_.data() + t * D_, x_.data() + t * D_, layer.ln1_weight.data(), layer.ln1_bias.data(), D_, eps);
-      layer.qkv.forward(qkv_.data(), 3 * D_, h_.data(), D_, n, false);  // [n, 3D]
+    for (size_t l = 0; l < layers_.size(); ++l) {
+      Layer& layer = layers_[l];
+      if (l == 0 && !symbol_qkv_.empty()) {
+        for (int64_t t = lo; t < hi; ++t)
+          std::memcpy(qkv_.data() + t * 3 * D_, symbol_qkv_.data() + ids[t] * 3 * D_, sizeof(float) * 3 * D_);
+      } else {
+        for (int64_t t = lo; t < hi; ++t)
+          layernorm_row(h_.data() + t * D_, x_.data() + t * D_, layer.ln1_weight.data(), layer.ln1_bias.data(), D_,
+                        eps);
+        layer.qkv.forward(qkv_.data() + lo * 3 * D_, 3 * D_, h_.data() + lo * D_, D_, hi - lo, false);  // [rows, 3D]
+      }
+      cache_keys_values(layer, lo, hi);
+      workers_barrier();  // every row's keys and values are cached
+      // Every row's keys and values are needed by later positions, but after the last
+      // layer's attention only the last row feeds the logits.
+      const bool last = l + 1 == layers_.size();
+      attend(layer, last ? n - 1 : 0, n, worker, team);  // heads_ rows
+      workers_barrier();  // every row's heads are merged
+      const int64_t first = last ? n - 1 : lo, end = last ? (worker == 0 ? n : n - 1) : hi, rows = end - first;
+      if (rows <= 0) continue;
+      float* x = x_.data() + first * D_;
+      layer.out_proj.forward(x, D_, heads_.data() + first * D_, D_, rows, true);  // x += heads Wo^T
+
+      float* h = h_.data() + first * D_;
+      float* hidden = hidden_.data() + first * F_;
+      for (int64_t t = 0; t < rows; ++t)
+        layernorm_row(h + t * D_, x + t * D_, layer.ln2_weight.data(), layer.ln2_bias.data(), D_, eps);
+      layer.fc.forward(hidden, F_, h, D_, rows, false);  // [rows, F] = h W1^T + b1
+      gelu_forward(hidden, hidden, rows * F_);
+      layer.proj.forward(x, D_, hidden, F_, rows, true);  // x += GELU(.) W2^T + b2
     }
-    cache_keys_values(layer, n);
-    // Every row's keys and values are needed by later positions, but after the last
-    // layer's attention only the last row feeds the logits.
-    const int64_t first = (l + 1 == layers_.size()) ? n - 1 : 0, rows = n - first;
-    attend(layer, first, n);  // heads_ rows first..n-1
-    float* x = x_.data() + first * D_;
-    layer.out_proj.forward(x, D_, heads_.data() + first * D_, D_, rows, true);  // x += heads Wo^T
-
-    float* h = h_.data() + first * D_;
-    float* hidden = hidden_.data() + first * F_;
-    for (int64_t t = 0; t < rows; ++t)
-      layernorm_row(h + t * D_, x + t * D_, layer.ln2_weight.data(), layer.ln2_bias.data(), D_, eps);
-    layer.fc.forward(hidden, F_, h, D_, rows, false);  // [rows, F] = h W1^T + b1
-    gelu_forward(hidden, hidden, rows * F_);
-    layer.proj.forward(x, D_, hidden, F_, rows, true);  // x += GELU(.) W2^T + b2
-  }
+  });
 }
 
-void Decoder::cache_keys_values(Layer& layer, int64_t n) {
-  for (int64_t t = 0; t < n; ++t) {
+void Decoder::cache_keys_values(Layer& layer, int64_t lo, int64_t hi) {
+  for (int64_t t = lo; t < hi; ++t) {
     const int64_t position = length_ + t;
     float* row = qkv_.data() + t * 3 * D_;  // [q | k | v], each [H, d]
     // The row's queries and keys are 2H head vectors side by side, all at one position.

@@ -61,16 +61,19 @@ class Decoder {
     std::vector<float> values;  // [H, block_size, d] (+ 8 floats the kernel may read past the end)
   };
 
-  // The rows of an append of ids (positions length_ + row) through every layer, on the
-  // calling thread: an OpenMP region costs more to enter than a generation step's work,
-  // and a rebuilt window split over 2 threads measured slower on this shared machine
-  // (README, Performance).
+  // The rows of an append of ids (positions length_ + row) through every layer. Many rows
+  // (a prompt, a rebuilt window) are split over the threads (run_workers): each worker
+  // takes a share of the rows through every row-wise step and a share of the attention's
+  // (head, query block) pieces, meeting at a barrier before and after each attention. A
+  // row's arithmetic does not depend on the split, so neither do the bits. A few rows (a
+  // generation step) stay on the calling thread: a region costs more than their work.
   void forward_rows(std::span<const int32_t> ids);
-  // RoPE on the n new rows' queries and keys; their keys and values join the cache.
-  void cache_keys_values(Layer& layer, int64_t n);
-  // Rows first..hi-1 attend to the cache (keys up to each row's position) into heads_.
-  // Defined in nn/attention.cpp, beside training's attention.
-  void attend(Layer& layer, int64_t first, int64_t hi);
+  // RoPE on rows lo..hi-1's queries and keys; their keys and values join the cache.
+  void cache_keys_values(Layer& layer, int64_t lo, int64_t hi);
+  // Rows first..hi-1 attend to the cache (keys up to each row's position) into heads_:
+  // of the (query block, head) pieces, worker w of `team` takes every team-th from w on, in
+  // its own scores. Defined in nn/attention.cpp, beside training's attention.
+  void attend(Layer& layer, int64_t first, int64_t hi, int worker, int team);
 
   ModelConfig config_;
   int64_t D_, H_, d_, T_, Tp_, V_, F_;  // width, heads, head width, block_size (Tp_: rounded up to 8),
@@ -90,7 +93,8 @@ class Decoder {
   std::vector<float> qkv_;     // [T, 3D]
   std::vector<float> heads_;   // [T, D] merge_heads(w @ v)
   std::vector<float> hidden_;  // [T, F]
-  std::vector<float> scores_;  // [n, keys] (room for [T, Tp]) one head's scores of the attending rows, then projected_weights
+  int max_workers_ = 1;        // threads a many-row append may use (scores_ has room for each)
+  std::vector<float> scores_;  // [max_workers, T, Tp]: per worker, one piece's scores, then its weights
   std::vector<float> logits_;  // [V]
 };
 
