@@ -157,6 +157,31 @@ TEST(DecoderTest, APromptAtOnceGivesTheSameBitsAsOneByOne) {
   }
 }
 
+// An append of 16 rows or more is split over the threads (rows, and attention's pieces);
+// the bits must not depend on it: windows of 16 to 40 rows, rebuilt on 1, 2 and 3 threads,
+// equal feeding the same ids one by one on one thread.
+TEST(DecoderTest, AWindowSplitOverThreadsGivesTheSameBitsAsOneThread) {
+  for (const char* position : {"rope", "learned"}) {
+    const ModelConfig config = config_of(3, 20, 2, 40, 17, position);
+    Gpt model = sharp_model(config, 6);
+    for (int64_t n : {16, 23, 40}) {
+      const std::vector<int32_t> text = random_ids(n, config.vocab_size, 20 + n);
+      set_num_threads(1);
+      Decoder one_by_one(model);
+      for (int32_t id : text) one_by_one.append(std::span<const int32_t>(&id, 1));
+      for (int threads : {1, 2, 3}) {
+        set_num_threads(threads);
+        Decoder split(model);
+        split.append(text);
+        for (int64_t v = 0; v < config.vocab_size; ++v)
+          ASSERT_EQ(split.logits()[v], one_by_one.logits()[v])
+              << position << " n " << n << " threads " << threads << " symbol " << v;
+      }
+    }
+  }
+  set_num_threads(1);
+}
+
 TEST(DecoderTest, PositionsPastTheBlockAndUnknownIdsAreRefused) {
   Gpt model = sharp_model(config_of(1, 16, 2, 4, 13, "rope"), 6);
   Decoder decoder(model);
