@@ -25,7 +25,6 @@
 
 #include <omp.h>
 
-
 namespace mg {
 namespace {
 
@@ -122,8 +121,8 @@ struct HeadScratch {
 // (rope.h's cos_pairs, sin_pairs at the row's position), R^-1 when inverse, the identity
 // when c2 is null. Only d floats of src are read; a padded destination (pad) gets whole
 // vectors, zeros past d, any other only its d floats.
-[[gnu::always_inline]] inline void copy_row(float* dst, const float* src, const float* c2, const float* s2, int64_t d, bool inverse,
-              bool accumulate, bool pad) {
+[[gnu::always_inline]] inline void copy_row(float* dst, const float* src, const float* c2, const float* s2,
+                                            int64_t d, bool inverse, bool accumulate, bool pad) {
   for (int64_t j = 0; j < d; j += kLanes) {
     const FloatVec x = load_row(src, j, d, 0.0f);
     FloatVec y = x;
@@ -162,8 +161,8 @@ void gather_head(HeadScratch& s, const float* qkv, const float* c2, const float*
   }
 }
 
-void head_forward(HeadScratch& s, float* merged, float* weights, const float* qkv, const float* cos_pairs, const float* sin_pairs,
-                  float scale, int64_t b, int64_t h, int64_t H) {
+void head_forward(HeadScratch& s, float* merged, float* weights, const float* qkv, const float* cos_pairs,
+                  const float* sin_pairs, float scale, int64_t b, int64_t h, int64_t H) {
   const int64_t T = s.T, d = s.d, D = H * d;
   gather_head(s, qkv, cos_pairs, sin_pairs, b, h, D, false);
   float* w = weights + (b * H + h) * T * T;  // [T,T] of [B,H,T,T]
@@ -185,7 +184,8 @@ void head_forward(HeadScratch& s, float* merged, float* weights, const float* qk
 }
 
 void head_backward(HeadScratch& s, float* dqkv, const float* dmerged, const float* qkv, const float* weights,
-                   const float* cos_pairs, const float* sin_pairs, float scale, int64_t b, int64_t h, int64_t H, bool accumulate) {
+                   const float* cos_pairs, const float* sin_pairs, float scale, int64_t b, int64_t h, int64_t H,
+                   bool accumulate) {
   const int64_t T = s.T, d = s.d, D = H * d;
   gather_head(s, qkv, cos_pairs, sin_pairs, b, h, D, true);
   for (int64_t t = 0; t < T; ++t)
@@ -243,8 +243,9 @@ void Kernels::causal_attention_forward(float* merged, float* weights, const floa
 
 template <>
 void Kernels::causal_attention_backward(float* dqkv, const float* dmerged, const float* qkv, const float* weights,
-                                        const float* cos_pairs, const float* sin_pairs, float scale, int64_t B, int64_t T,
-                                        int64_t H, int64_t d, bool accumulate, float* scratch, int threads) {
+                                        const float* cos_pairs, const float* sin_pairs, float scale, int64_t B,
+                                        int64_t T, int64_t H, int64_t d, bool accumulate, float* scratch,
+                                        int threads) {
   const int64_t per_thread = HeadScratch::floats(T, d);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t bh = 0; bh < B * H; ++bh) {
