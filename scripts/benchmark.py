@@ -5,11 +5,13 @@
     python3 scripts/benchmark.py --rounds 3 --threads 1
     python3 scripts/benchmark.py --only-sampling      # the sampling rows alone, no training or profiles
     # a quick check that it runs end to end (its figures mean nothing):
-    python3 scripts/benchmark.py --rounds 1 --train-steps 5 --torch-warmup 2 --sample-tokens 8 --profile-steps 3 --reference-steps 1
+    python3 scripts/benchmark.py --rounds 1 --train-steps 5 --warmup 2 --sample-tokens 8 --profile-steps 3 --reference-steps 1
 
 Each round runs, one after the other: mini-gpt training on configs/default.json shapes
 (batch 32, T 64); train-bench of the PyTorch reference, scripts/torch_reference.py, on the
-same config file at its best BLAS setting (OpenBLAS's OpenMP build); mini-gpt sampling with
+same config file at its best BLAS setting (OpenBLAS's OpenMP build). Both sides time the
+same way: --warmup untimed steps (first calls, caches, JIT kernels), then --train-steps
+timed ones; mini-gpt's rate over those comes from the step times its metrics.jsonl records; mini-gpt sampling with
 the KV cache; and the reference's sample-bench with and without --kv-cache. Then long
 generation, --long-tokens (2,000) symbols from a one-symbol prompt, far past block_size:
 mini-gpt's exact window mode (the last block_size symbols rebuilt at positions 0..T-1 per
@@ -211,6 +213,21 @@ def train_profile(args, backend, steps, out_dir):
     return families, step_ms, float(gflops.group(1)), float(gflops.group(2))
 
 
+def timed_rate(metrics_path, first, last):
+    """Tokens/s of steps first+1..last of a run, from metrics.jsonl: each line's tokens_per_s
+    is the run's tokens so far over its summed step times, so those times are recovered."""
+    lines = {}
+    with open(metrics_path, encoding="utf-8") as f:
+        for line in f:
+            record = json.loads(line)
+            lines[record["step"]] = record
+    with open(os.path.join(ROOT, "configs", "default.json"), encoding="utf-8") as f:
+        config = json.load(f)
+    tokens_per_step = config["train"]["batch_size"] * config["model"]["block_size"]
+    step_time = {s: s * tokens_per_step / lines[s]["tokens_per_s"] for s in (first, last) if s > 0}
+    return (last - first) * tokens_per_step / (step_time[last] - step_time.get(first, 0.0))
+
+
 def spread(values):
     med = statistics.median(values)
     return f"{med:,.0f} ({min(values):,.0f}-{max(values):,.0f})"
@@ -221,7 +238,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--train-steps", type=int, default=100, help="timed steps per training measurement")
-    parser.add_argument("--torch-warmup", type=int, default=20, help="untimed PyTorch steps before them")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed training steps before them, on both sides")
     parser.add_argument("--sample-tokens", type=int, default=63, help="new symbols per sample (63 fits block_size 64)")
     parser.add_argument("--long-tokens", type=int, default=2000, help="symbols of the long-generation rows")
     parser.add_argument("--only-sampling", action="store_true",
@@ -275,8 +292,9 @@ def main():
     for r in range(args.rounds):
         if not args.only_sampling:
             out_dir = os.path.join(work, f"run{r}")
-            stdout, _, rss = run(train_cmd + ["--out", out_dir, "--max-steps", str(args.train_steps)])
-            results["ours_train"].append(float(re.search(r"\(([\d.]+) tokens/s\)", stdout).group(1)))
+            stdout, _, rss = run(train_cmd + ["--out", out_dir, "--max-steps", str(args.warmup + args.train_steps)])
+            results["ours_train"].append(timed_rate(os.path.join(out_dir, "metrics.jsonl"), args.warmup,
+                                                    args.warmup + args.train_steps))
             results["ours_train_rss"].append(rss)
             if not os.path.exists(ckpt):
                 os.replace(os.path.join(out_dir, "latest.safetensors"), ckpt)
@@ -290,7 +308,7 @@ def main():
         if with_torch:
             if not args.only_sampling:
                 stdout, _, rss = run(["/usr/bin/python3", args.reference, "train-bench", "--config", ref_config,
-                                      "--steps", str(args.train_steps), "--warmup", str(args.torch_warmup),
+                                      "--steps", str(args.train_steps), "--warmup", str(args.warmup),
                                       "--threads", t, "--blas", "openblas-openmp"], env=torch_env)
                 bench = last_json(stdout)
                 results["torch_train"].append(bench["tokens_per_s"])
