@@ -72,10 +72,9 @@ Run add_sample_command(CLI::App& app) {
                 "Past block_size, drop the oldest half of the KV cache and shift the kept keys' RoPE "
                 "positions instead of rebuilding the window (RoPE models only; not the window's logits)")
       ->excludes(no_cache);
-  // One symbol at a time is too little work to share: the decoder (nn/decoder.h) runs on
-  // one thread, and a second only spin-waits in the kernels (the old autograd path
-  // measured 4,688 symbols/s on 1 thread, 2,658 on 2).
-  o->compute.threads = 1;
+  // All cores by default, as for the other commands: the decoder (nn/decoder.h) keeps a
+  // generation step's one row on the calling thread and splits only many rows at once (a
+  // prompt, a rebuilt window past block_size) over the threads.
   o->compute.add_to(*cmd);
 
   return [o]() {
