@@ -1,6 +1,8 @@
 #include "optim/adamw.h"
 
 #include <cmath>
+#include <span>
+#include <vector>
 
 #include "core/error.h"
 #include "kernels/adamw.h"
@@ -53,17 +55,34 @@ double learning_rate(int64_t step, double lr, double min_lr, int64_t warmup_step
 }
 
 double clip_grad_norm(Parameters& params, double max_norm) {
-  double sum_sq = 0.0;
-  for (auto& p : params.all()) {
-    if (!p.var.has_grad()) continue;
-    for (float g : p.var.grad().span()) sum_sq += static_cast<double>(g) * g;
+  // Each parameter's sum of squares in double, the parameters shared out over the threads,
+  // then added in parameter order: the same bits on any thread count. Within a tensor the
+  // squares go to kLanes interleaved sums, so the loop is a vector one.
+  constexpr int64_t kLanes = 8;
+  auto& all = params.all();
+  const int64_t count = static_cast<int64_t>(all.size());
+  std::vector<double> sums(static_cast<size_t>(count), 0.0);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t i = 0; i < count; ++i) {
+    if (!all[i].var.has_grad()) continue;
+    const std::span<const float> g = all[i].var.grad().span();
+    double lanes[kLanes] = {};
+    const int64_t n = static_cast<int64_t>(g.size());
+    int64_t j = 0;
+    for (; j + kLanes <= n; j += kLanes)
+      for (int64_t l = 0; l < kLanes; ++l) lanes[l] += static_cast<double>(g[j + l]) * g[j + l];
+    for (int64_t l = 0; j + l < n; ++l) lanes[l] += static_cast<double>(g[j + l]) * g[j + l];
+    for (double lane : lanes) sums[i] += lane;
   }
+  double sum_sq = 0.0;
+  for (double s : sums) sum_sq += s;
   const double norm = std::sqrt(sum_sq);
   if (max_norm > 0.0 && norm > max_norm) {
     const float factor = static_cast<float>(max_norm / (norm + 1e-6));
-    for (auto& p : params.all())
-      if (p.var.has_grad())
-        for (float& g : p.var.grad().span()) g *= factor;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t i = 0; i < count; ++i)
+      if (all[i].var.has_grad())
+        for (float& g : all[i].var.grad().span()) g *= factor;
   }
   return norm;
 }
