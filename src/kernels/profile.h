@@ -15,8 +15,8 @@ namespace mg {
 
 enum class OpFamily : int {
   gemm,        // every mg::gemm call, whichever op issued it
-  attention,   // split/merge heads, RoPE, score scaling: attention minus its GEMMs and softmax
-  softmax,     // the causal softmax of the attention weights
+  attention,   // the fused attention kernel (its softmax too); op by op: split/merge heads, RoPE, re-layouts
+  softmax,     // the causal softmax of the op-by-op attention (dropout's path)
   layernorm,
   gelu,
   embedding,
