@@ -20,6 +20,7 @@
 
 #include "kernels/gemm.h"
 #include "kernels/onednn_ops.h"
+#include "kernels/runtime.h"
 #include "core/random.h"
 
 namespace mg {
@@ -338,6 +339,25 @@ TEST(GemmOnednnCache, RepeatedCallsOnOneShapeCreateOnePrimitive) {
   before = onednn_cached_primitive_count();
   for (int i = 0; i < 100; ++i) gemm_onednn(q.args);
   EXPECT_EQ(onednn_cached_primitive_count(), before + 1);
+}
+
+// oneDNN fixes a primitive's thread count when it creates it: after set_num_threads the
+// same GEMM needs a primitive of its own (one made at 1 thread and reused at 2 ran on one
+// core: the kernel benchmark's 2-thread GEMMs at 1-thread speed), and going back reuses the
+// first. Either way the result is the product.
+TEST(GemmOnednnCache, EachThreadCountHasItsOwnPrimitive) {
+  const int threads_before = num_threads();
+  const GemmArgs shape = dense(96, 80, 72, false, true);
+  set_num_threads(1);
+  expect_matches_reference(Backend{"onednn", gemm_onednn}, shape, 802);
+  const size_t after_one = onednn_cached_primitive_count();
+  set_num_threads(2);
+  expect_matches_reference(Backend{"onednn", gemm_onednn}, shape, 802);
+  EXPECT_EQ(onednn_cached_primitive_count(), after_one + 1);
+  set_num_threads(1);
+  expect_matches_reference(Backend{"onednn", gemm_onednn}, shape, 802);
+  EXPECT_EQ(onednn_cached_primitive_count(), after_one + 1);
+  set_num_threads(threads_before);
 }
 
 TEST(GemmDispatch, MatmulTwoDRunsTheSelectedBackend) {

@@ -222,5 +222,29 @@ TEST(OnednnOpsCache, HundredCallsOnOneShapeCreateOnePrimitivePerKernel) {
   EXPECT_EQ(onednn_cached_primitive_count(), before + 3);
 }
 
+// As the GEMMs' (gemm_test.cpp): a primitive runs on the threads it was created for, so a
+// new thread count makes a new one, and the old count finds its own again.
+TEST(OnednnOpsCache, EachThreadCountHasItsOwnPrimitive) {
+  const int threads_before = num_threads();
+  const int64_t rows = 5, D = 23, n = rows * D;
+  Rng rng(11);
+  std::vector<float> x = uniform(rng, n, -1.0, 1.0), weight(D, 1.0f), bias(D, 0.0f), out(n), mean(rows), rstd(rows);
+  auto run = [&] {
+    layernorm_forward_onednn(out.data(), mean.data(), rstd.data(), x.data(), weight.data(), bias.data(), rows, D,
+                             1e-5f);
+    gelu_forward_onednn(out.data(), x.data(), n);
+  };
+  set_num_threads(1);
+  run();
+  const size_t after_one = onednn_cached_primitive_count();
+  set_num_threads(2);
+  run();
+  EXPECT_EQ(onednn_cached_primitive_count(), after_one + 2);
+  set_num_threads(1);
+  run();
+  EXPECT_EQ(onednn_cached_primitive_count(), after_one + 2);
+  set_num_threads(threads_before);
+}
+
 }  // namespace
 }  // namespace mg

@@ -1,6 +1,6 @@
 // oneDNN backend: every distinct GEMM (shape, transposes, leading dimensions, batch
-// strides, alpha, beta, which epilogue terms) becomes one matmul primitive, created on
-// first use and cached.
+// strides, alpha, beta, which epilogue terms, thread count) becomes one matmul primitive,
+// created on first use and cached.
 //   C = (alpha * op(A) op(B) + beta * C + bias + addend) * multiplier
 // alpha is the output scale, bias the matmul's own bias, and then the post-ops in order:
 // beta the sum post-op (dst = beta * dst_old + alpha * acc), the addend a binary add and
@@ -30,6 +30,7 @@ struct GemmKey {
   int64_t M, N, K, lda, ldb, ldc, batch, stride_a, stride_b, stride_c;
   uint32_t alpha_bits, beta_bits;  // compared bit for bit: -0.0 and NaN are distinct keys
   bool bias, addend, multiplier;   // which epilogue terms are present
+  int threads;                     // onednn_detail::primitive_threads() at creation
   bool operator==(const GemmKey&) const = default;
 };
 
@@ -38,7 +39,7 @@ struct GemmKeyHash {
     size_t h = (size_t{k.trans_a} << 4) | (size_t{k.trans_b} << 3) | (size_t{k.bias} << 2) |
                (size_t{k.addend} << 1) | size_t{k.multiplier};
     for (int64_t v : {k.M, k.N, k.K, k.lda, k.ldb, k.ldc, k.batch, k.stride_a, k.stride_b, k.stride_c,
-                      int64_t{k.alpha_bits}, int64_t{k.beta_bits}})
+                      int64_t{k.alpha_bits}, int64_t{k.beta_bits}, int64_t{k.threads}})
       h = h * 0x9E3779B97F4A7C15ull + std::hash<int64_t>{}(v);
     return h;
   }
@@ -148,7 +149,7 @@ void gemm_onednn(const GemmArgs& g) {
   }
   GemmKey key{g.trans_a, g.trans_b, g.M, g.N, g.K, g.lda, g.ldb, g.ldc, g.batch, g.stride_a,
               g.stride_b, g.stride_c, std::bit_cast<uint32_t>(g.alpha), std::bit_cast<uint32_t>(g.beta),
-              g.bias != nullptr, g.addend != nullptr, g.multiplier != nullptr};
+              g.bias != nullptr, g.addend != nullptr, g.multiplier != nullptr, onednn_detail::primitive_threads()};
   if (g.batch == 1) key.stride_a = key.stride_b = key.stride_c = 0;  // unused, so not part of the identity
 
   std::lock_guard<std::mutex> lock(onednn_detail::mutex());

@@ -4,6 +4,8 @@
 // one engine and stream that every oneDNN kernel of the process shares.
 #include "kernels/onednn_ops.h"
 
+#include <omp.h>
+
 #include <array>
 #include <atomic>
 #include <bit>
@@ -40,6 +42,7 @@ namespace {
 std::atomic<size_t> primitives_created{0};
 }
 void count_primitive() { ++primitives_created; }
+int primitive_threads() { return omp_get_max_threads(); }
 
 }  // namespace onednn_detail
 
@@ -66,7 +69,7 @@ struct CachedOp {
 };
 
 enum class Op : int64_t { layernorm_fwd, gelu_fwd, gelu_bwd };
-using OpKey = std::array<int64_t, 5>;  // {op, sizes..., eps bits or flags}
+using OpKey = std::array<int64_t, 6>;  // {op, sizes..., eps bits or flags, threads (cached() sets it)}
 
 struct OpKeyHash {
   size_t operator()(const OpKey& k) const {
@@ -79,9 +82,11 @@ struct OpKeyHash {
 // The cached primitive for key, made by make() on first use. Caller holds the mutex.
 CachedOp& cached(const OpKey& key, const std::function<CachedOp()>& make) {
   static auto* entries = new std::unordered_map<OpKey, CachedOp, OpKeyHash>;
-  auto it = entries->find(key);
+  OpKey keyed = key;
+  keyed.back() = onednn_detail::primitive_threads();
+  auto it = entries->find(keyed);
   if (it == entries->end()) {
-    it = entries->emplace(key, make()).first;
+    it = entries->emplace(keyed, make()).first;
     onednn_detail::count_primitive();
   }
   return it->second;

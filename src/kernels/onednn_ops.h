@@ -35,6 +35,10 @@ dnnl::engine& engine();   // the process's one CPU engine
 dnnl::stream& stream();   // and its one in-order stream
 std::mutex& mutex();      // held while a cache is searched or a cached primitive runs
 void count_primitive();   // called once for every primitive created
+// The OpenMP thread count a primitive created now will run with: oneDNN fixes it when it
+// creates the primitive, so it is part of every cache key (one made at 1 thread and
+// reused after set_num_threads(2) would run on one core).
+int primitive_threads();
 }  // namespace onednn_detail
 
 }  // namespace mg
