@@ -5,6 +5,7 @@
 // the three variants' copies must never meet in the linker (see kernels/cpu_kernels.h).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -23,7 +24,16 @@ constexpr int64_t kLanes = 4;
 using FloatVec = float __attribute__((vector_size(4 * kLanes)));
 using IntVec = int32_t __attribute__((vector_size(4 * kLanes)));
 
-[[gnu::always_inline]] inline FloatVec splat(float v) { return FloatVec{} + v; }
+// Every lane v. Written as the lanes' list, not as `FloatVec{} + v`: that is an addition to
+// +0.0, which the compiler may not drop (it turns -0.0 into +0.0), so each splat in a tile's
+// inner loop became a scalar add and a register broadcast instead of one broadcast load.
+template <std::size_t... Lane>
+[[gnu::always_inline]] inline FloatVec splat_lanes(float v, std::index_sequence<Lane...>) {
+  return FloatVec{((void)Lane, v)...};
+}
+[[gnu::always_inline]] inline FloatVec splat(float v) {
+  return splat_lanes(v, std::make_index_sequence<static_cast<std::size_t>(kLanes)>{});
+}
 
 [[gnu::always_inline]] inline FloatVec load(const float* p) {
   FloatVec v;
