@@ -18,7 +18,8 @@
 // are never computed (and, for dK and dV, the queries before the block never read). Each
 // product is one register tile (tile_product): rows of its left operand broadcast against
 // vectors of a row of its right one, the sums kept in registers across the shared axis.
-// Everything of a head lives in the thread's scratch, padded to whole vectors.
+// A head's copies live in the thread's scratch, padded to whole vectors; W goes straight to
+// the saved weights, and rows of whole vectors (V, O, dO, dV) are used where they lie.
 #include "kernels/cpu/variant.h"
 #include "kernels/cpu/simd.h"
 #include "kernels/softmax_row.h"
@@ -136,10 +137,10 @@ struct HeadScratch {
   }
 }
 
-// Q, K, V of head (b, h) from the rows [B,T,3D], q and k rotated at their positions, into
-// rows padded with zeros; then the transpose of K (forward) or V (backward).
+// Q, K (rotated at their positions) and, unless the products read it in place, V of head
+// (b, h) from the rows [B,T,3D] into rows padded with zeros.
 void gather_head(HeadScratch& s, const float* qkv, const float* c2, const float* s2, int64_t b, int64_t h,
-                 int64_t D, bool transpose_v) {
+                 int64_t D, bool copy_v) {
   const int64_t T = s.T, d = s.d;
   for (int64_t t = 0; t < T; ++t) {
     const float* row = qkv + (b * T + t) * 3 * D + h * d;  // q at +0, k at +D, v at +2D
@@ -147,39 +148,51 @@ void gather_head(HeadScratch& s, const float* qkv, const float* c2, const float*
     const float* sn = s2 ? s2 + t * d : nullptr;
     copy_row(s.q + t * s.dp, row, c, sn, d, false, false, true);
     copy_row(s.k + t * s.dp, row + D, c, sn, d, false, false, true);
-    copy_row(s.v + t * s.dp, row + 2 * D, nullptr, nullptr, d, false, false, true);
+    if (copy_v) copy_row(s.v + t * s.dp, row + 2 * D, nullptr, nullptr, d, false, false, true);
   }
-  // The transpose [T, dp] -> [d, Tp] in kLanes x kLanes blocks, positions past T as zeros.
-  const float* src = transpose_v ? s.v : s.k;
+}
+
+// s.kt_or_vt [d, Tp] = the transpose of src [T, d] (rows ld apart, read in whole vectors:
+// padded scratch rows, or rows of whole vectors in place), in kLanes x kLanes blocks,
+// positions past T as zeros.
+void transpose_head(HeadScratch& s, const float* src, int64_t ld) {
+  const int64_t T = s.T, d = s.d;
   for (int64_t t0 = 0; t0 < s.Tp; t0 += kLanes) {
     for (int64_t j0 = 0; j0 < d; j0 += kLanes) {
       FloatVec block[kLanes];
-      for (int64_t i = 0; i < kLanes; ++i) block[i] = t0 + i < T ? load(src + (t0 + i) * s.dp + j0) : splat(0.0f);
+      for (int64_t i = 0; i < kLanes; ++i) block[i] = t0 + i < T ? load(src + (t0 + i) * ld + j0) : splat(0.0f);
       transpose_block(block);
       for (int64_t j = 0; j < kLanes && j0 + j < d; ++j) store(s.kt_or_vt + (j0 + j) * s.Tp + t0, block[j]);
     }
   }
 }
 
+// When a head's row is whole vectors (d a multiple of kLanes, as for d = 32), the products
+// read V and dO and write O and (unless adding) dV right in the rows, strides and all: a
+// copy of each less per head. Otherwise they go through the padded scratch rows.
 void head_forward(HeadScratch& s, float* merged, float* weights, const float* qkv, const float* cos_pairs,
                   const float* sin_pairs, float scale, int64_t b, int64_t h, int64_t H) {
   const int64_t T = s.T, d = s.d, D = H * d;
-  gather_head(s, qkv, cos_pairs, sin_pairs, b, h, D, false);
+  const bool in_place = d == s.dp;
+  gather_head(s, qkv, cos_pairs, sin_pairs, b, h, D, !in_place);
+  transpose_head(s, s.k, s.dp);
+  const float* v = in_place ? qkv + b * T * 3 * D + 2 * D + h * d : s.v;  // [T,d], rows ldv apart
+  const int64_t ldv = in_place ? 3 * D : s.dp;
+  float* o = in_place ? merged + b * T * D + h * d : s.dout;  // [T,d], rows ldo apart
+  const int64_t ldo = in_place ? D : s.dp;
   float* w = weights + (b * H + h) * T * T;  // [T,T] of [B,H,T,T]
   for (int64_t r0 = 0; r0 < T; r0 += kBlock) {
     const int64_t rows = T - r0 < kBlock ? T - r0 : kBlock, end = r0 + rows;
     // S[r0:end, 0:end) = scale Q K^T: the keys this block sees, rounded up to whole vectors.
     tile_product(s.scores + r0 * s.Tp, s.Tp, s.q + r0 * s.dp, s.dp, 1, rows, s.kt_or_vt, s.Tp, d,
                  round_up(end, kLanes), scale);
-    for (int64_t r = r0; r < end; ++r) {
-      float* row = s.scores + r * s.Tp;
-      softmax_row(row, row, r + 1, T);  // keys 0..r; exact zeros after
-      copy_row(w + r * T, row, nullptr, nullptr, T, false, false, false);
-    }
+    // W's rows straight into the saved weights: keys 0..r, exact zeros after.
+    for (int64_t r = r0; r < end; ++r) softmax_row(w + r * T, s.scores + r * s.Tp, r + 1, T);
     // O[r0:end) = W[r0:end, 0:end) V[0:end): a masked weight is 0, so end keys suffice.
-    tile_product(s.dout + r0 * s.dp, s.dp, s.scores + r0 * s.Tp, s.Tp, 1, rows, s.v, s.dp, end, s.dp, 1.0f);
-    for (int64_t r = r0; r < end; ++r)
-      copy_row(merged + (b * T + r) * D + h * d, s.dout + r * s.dp, nullptr, nullptr, d, false, false, false);
+    tile_product(o + r0 * ldo, ldo, w + r0 * T, T, 1, rows, v, ldv, end, s.dp, 1.0f);
+    if (!in_place)
+      for (int64_t r = r0; r < end; ++r)
+        copy_row(merged + (b * T + r) * D + h * d, s.dout + r * s.dp, nullptr, nullptr, d, false, false, false);
   }
 }
 
@@ -187,14 +200,20 @@ void head_backward(HeadScratch& s, float* dqkv, const float* dmerged, const floa
                    const float* cos_pairs, const float* sin_pairs, float scale, int64_t b, int64_t h, int64_t H,
                    bool accumulate) {
   const int64_t T = s.T, d = s.d, D = H * d;
-  gather_head(s, qkv, cos_pairs, sin_pairs, b, h, D, true);
-  for (int64_t t = 0; t < T; ++t)
-    copy_row(s.dout + t * s.dp, dmerged + (b * T + t) * D + h * d, nullptr, nullptr, d, false, false, true);
+  const bool in_place = d == s.dp;
+  gather_head(s, qkv, cos_pairs, sin_pairs, b, h, D, !in_place);
+  if (in_place) transpose_head(s, qkv + b * T * 3 * D + 2 * D + h * d, 3 * D);
+  else transpose_head(s, s.v, s.dp);
+  const float* dout = in_place ? dmerged + b * T * D + h * d : s.dout;  // dO [T,d], rows lddo apart
+  const int64_t lddo = in_place ? D : s.dp;
+  if (!in_place)
+    for (int64_t t = 0; t < T; ++t)
+      copy_row(s.dout + t * s.dp, dmerged + (b * T + t) * D + h * d, nullptr, nullptr, d, false, false, true);
   const float* w = weights + (b * H + h) * T * T;  // [T,T]
   for (int64_t r0 = 0; r0 < T; r0 += kBlock) {
     const int64_t rows = T - r0 < kBlock ? T - r0 : kBlock, end = r0 + rows;
     // dW[r0:end, 0:end) = dO V^T, then dS in its place (zeros past each row's keys).
-    tile_product(s.scores + r0 * s.Tp, s.Tp, s.dout + r0 * s.dp, s.dp, 1, rows, s.kt_or_vt, s.Tp, d,
+    tile_product(s.scores + r0 * s.Tp, s.Tp, dout + r0 * lddo, lddo, 1, rows, s.kt_or_vt, s.Tp, d,
                  round_up(end, kLanes), 1.0f);
     for (int64_t r = r0; r < end; ++r) {
       float* row = s.scores + r * s.Tp;
@@ -203,12 +222,15 @@ void head_backward(HeadScratch& s, float* dqkv, const float* dmerged, const floa
     // dQ[r0:end) = dS[r0:end, 0:end) K[0:end).
     tile_product(s.dq + r0 * s.dp, s.dp, s.scores + r0 * s.Tp, s.Tp, 1, rows, s.k, s.dp, end, s.dp, 1.0f);
   }
+  const bool dv_in_place = in_place && !accumulate;
+  float* dv = dv_in_place ? dqkv + b * T * 3 * D + 2 * D + h * d : s.dv;  // dV [T,d], rows lddv apart
+  const int64_t lddv = dv_in_place ? 3 * D : s.dp;
   for (int64_t j0 = 0; j0 < T; j0 += kBlock) {
     const int64_t rows = T - j0 < kBlock ? T - j0 : kBlock;
     // Keys [j0, j0+rows) are seen by queries j0.. only: dK = dS^T Q and dV = W^T dO over those.
     tile_product(s.dk + j0 * s.dp, s.dp, s.scores + j0 * s.Tp + j0, 1, s.Tp, rows, s.q + j0 * s.dp, s.dp, T - j0,
                  s.dp, 1.0f);
-    tile_product(s.dv + j0 * s.dp, s.dp, w + j0 * T + j0, 1, T, rows, s.dout + j0 * s.dp, s.dp, T - j0, s.dp, 1.0f);
+    tile_product(dv + j0 * lddv, lddv, w + j0 * T + j0, 1, T, rows, dout + j0 * lddo, lddo, T - j0, s.dp, 1.0f);
   }
   // dq, dk rotated back by R(-angle): the rows hold q and k before RoPE.
   for (int64_t t = 0; t < T; ++t) {
@@ -217,7 +239,7 @@ void head_backward(HeadScratch& s, float* dqkv, const float* dmerged, const floa
     const float* sn = sin_pairs ? sin_pairs + t * d : nullptr;
     copy_row(row, s.dq + t * s.dp, c, sn, d, true, accumulate, false);
     copy_row(row + D, s.dk + t * s.dp, c, sn, d, true, accumulate, false);
-    copy_row(row + 2 * D, s.dv + t * s.dp, nullptr, nullptr, d, false, accumulate, false);
+    if (!dv_in_place) copy_row(row + 2 * D, s.dv + t * s.dp, nullptr, nullptr, d, false, accumulate, false);
   }
 }
 
