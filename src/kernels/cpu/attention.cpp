@@ -137,6 +137,18 @@ struct HeadScratch {
   }
 }
 
+// A head's rows are 3D floats apart in qkv, and in the backward they were written long
+// before (in memory, not cache): the hardware's prefetch does not keep up with the stride,
+// and the gather waited on each row. So the q, k and v of the row kPrefetchRows ahead
+// are asked for while this one is copied (v too, for the backward's transpose of it):
+// attention's share of a training step fell from 17.1 % to 15.9 % (medians of 5 alternating
+// runs, 2 threads, AVX-512).
+constexpr int64_t kPrefetchRows = 4;
+[[gnu::always_inline]] inline void prefetch_head_row(const float* row, int64_t D, int64_t d) {
+  for (int64_t part = 0; part < 3; ++part)
+    for (int64_t j = 0; j < d; j += 16) __builtin_prefetch(row + part * D + j);  // 16 floats: a cache line
+}
+
 // Q, K (rotated at their positions) and, unless the products read it in place, V of head
 // (b, h) from the rows [B,T,3D] into rows padded with zeros.
 void gather_head(HeadScratch& s, const float* qkv, const float* c2, const float* s2, int64_t b, int64_t h,
@@ -144,6 +156,7 @@ void gather_head(HeadScratch& s, const float* qkv, const float* c2, const float*
   const int64_t T = s.T, d = s.d;
   for (int64_t t = 0; t < T; ++t) {
     const float* row = qkv + (b * T + t) * 3 * D + h * d;  // q at +0, k at +D, v at +2D
+    if (t + kPrefetchRows < T) prefetch_head_row(row + kPrefetchRows * 3 * D, D, d);
     const float* c = c2 ? c2 + t * d : nullptr;
     const float* sn = s2 ? s2 + t * d : nullptr;
     copy_row(s.q + t * s.dp, row, c, sn, d, false, false, true);
