@@ -5,6 +5,8 @@
 // the same bits on one and two threads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <vector>
 
@@ -208,9 +210,13 @@ TEST(KernelForwardTest, ElementwiseKernelsAndRelayoutsMatchPlainLoops) {
       for (int64_t i = 0; i < n; ++i) want[i] = base + a[i] * m[i];
       EXPECT_EQ(got, want) << "multiply";
       sum_rows(got_cols.data(), a.data(), rows, cols, accumulate);
-      for (int64_t c = 0; c < cols; ++c) {
+      for (int64_t c = 0; c < cols; ++c) {  // row order within blocks of kSumRowsBlock, then block order
         float sum = 0.0f;
-        for (int64_t r = 0; r < rows; ++r) sum += a[r * cols + c];
+        for (int64_t r0 = 0; r0 < rows; r0 += kSumRowsBlock) {
+          float block = 0.0f;
+          for (int64_t r = r0; r < std::min(rows, r0 + kSumRowsBlock); ++r) block += a[r * cols + c];
+          sum += block;
+        }
         want_cols[c] = base + sum;
       }
       EXPECT_EQ(got_cols, want_cols) << "sum_rows";

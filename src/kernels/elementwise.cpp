@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "kernels/parallel.h"
 
@@ -28,20 +29,26 @@ void add_broadcast_rows(float* out, const float* a, const float* b, int64_t rows
     for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = (a ? a[r * cols + c] : 0.0f) + (b ? b[c] : 0.0f);
 }
 
-// The columns are walked in blocks of 16 (one cache line of each row), the sums kept in
-// registers across rows.
+// Each thread sums whole rows of its blocks (contiguous memory, the rows a GEMM's thread
+// likely just wrote into its own cache), not strips of columns down every row: walking
+// 16 columns at a time read each row's cache line from the other core's or from memory.
 void sum_rows(float* dst, const float* src, int64_t rows, int64_t cols, bool accumulate) {
-  constexpr int64_t kBlock = 16;
-  const int64_t blocks = (cols + kBlock - 1) / kBlock;
+  const int64_t blocks = (rows + kSumRowsBlock - 1) / kSumRowsBlock;
+  std::vector<float> partial(static_cast<size_t>(blocks * cols), 0.0f);  // [blocks, cols]
 #pragma omp parallel for if (rows * cols > kParallelWork)
   for (int64_t blk = 0; blk < blocks; ++blk) {
-    const int64_t begin = blk * kBlock, width = std::min(kBlock, cols - begin);
-    float sum[kBlock] = {};
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* row = src + r * cols + begin;
-      for (int64_t j = 0; j < width; ++j) sum[j] += row[j];
+    float* sum = partial.data() + blk * cols;
+    const int64_t end = std::min(rows, (blk + 1) * kSumRowsBlock);
+    for (int64_t r = blk * kSumRowsBlock; r < end; ++r) {
+      const float* row = src + r * cols;
+#pragma omp simd
+      for (int64_t j = 0; j < cols; ++j) sum[j] += row[j];
     }
-    for (int64_t j = 0; j < width; ++j) dst[begin + j] = (accumulate ? dst[begin + j] : 0.0f) + sum[j];
+  }
+  for (int64_t j = 0; j < cols; ++j) {
+    float total = 0.0f;
+    for (int64_t blk = 0; blk < blocks; ++blk) total += partial[blk * cols + j];
+    dst[j] = (accumulate ? dst[j] : 0.0f) + total;
   }
 }
 

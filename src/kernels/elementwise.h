@@ -17,8 +17,10 @@ void multiply(float* dst, const float* x, const float* mask, int64_t n, bool acc
 // out [rows,cols] = a [rows,cols] + b [cols] broadcast over the rows; a null a or b is 0.
 void add_broadcast_rows(float* out, const float* a, const float* b, int64_t rows, int64_t cols);
 
-// dst [cols] (+)= sum over r of src [rows,cols], each column in row order: the same bits
-// for every thread count.
+// dst [cols] (+)= sum over r of src [rows,cols]. Each column is summed in row order within
+// blocks of kSumRowsBlock rows, then the block sums in block order (then added to dst): the
+// same bits for every thread count.
+inline constexpr int64_t kSumRowsBlock = 64;
 void sum_rows(float* dst, const float* src, int64_t rows, int64_t cols, bool accumulate);
 
 // out [outer,n2,n1,d] (+)= in [outer,n1,n2,d]: swaps the middle axes, moving vectors of d
