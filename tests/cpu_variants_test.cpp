@@ -20,6 +20,7 @@
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
 #include "kernels/packed_linear.h"
+#include "kernels/parallel.h"
 #include "kernels/rope.h"
 #include "kernels/softmax.h"
 #include "autograd/ops.h"
@@ -215,6 +216,29 @@ TEST(CpuVariantTest, AdamWUpdate) {
         return concat({&param, &m, &v});
       },
       1e-7, 2e-6, "adamw");
+}
+
+// Above kParallelWork the update runs in chunks over the threads; below it in one loop.
+// Each element's update is its own, so the two give the same bits, on every variant.
+TEST(CpuVariantTest, AdamWOverTheThreadsEqualsTheUpdateInSmallPieces) {
+  const int64_t n = 2 * kParallelWork + 77, piece = 1000;
+  const auto grad = normal_values(n, 15, 0.1), start = normal_values(n, 16);
+  const AdamWStep step{3e-3, 0.9, 0.99, 1e-8, 0.1, 1.0 - 0.9, 1.0 - 0.99};
+  for (const CpuVariant variant : supported_cpu_variants()) {
+    SCOPED_TRACE(std::string(cpu_variant_name(variant)));
+    const CpuVariant previous = cpu_variant();
+    set_cpu_variant(variant);
+    std::vector<float> whole = start, whole_m(n, 0.01f), whole_v(n, 0.002f);
+    std::vector<float> pieces = start, pieces_m(n, 0.01f), pieces_v(n, 0.002f);
+    adamw_update(whole.data(), whole_m.data(), whole_v.data(), grad.data(), n, step);
+    for (int64_t i = 0; i < n; i += piece)
+      adamw_update(pieces.data() + i, pieces_m.data() + i, pieces_v.data() + i, grad.data() + i,
+                   std::min(piece, n - i), step);
+    set_cpu_variant(previous);
+    ASSERT_EQ(whole, pieces);
+    ASSERT_EQ(whole_m, pieces_m);
+    ASSERT_EQ(whole_v, pieces_v);
+  }
 }
 
 TEST(CpuVariantTest, PackedMatrixVectorProductsForEveryPanelWidth) {
