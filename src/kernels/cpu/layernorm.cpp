@@ -2,10 +2,11 @@
 // Rows are independent in the forward and for dx, so they run in parallel. dweight and
 // dbias are sums over rows; to give the same bits for every thread count, rows are cut
 // into fixed blocks, each block sums into its own partial, and the caller adds the
-// partials in block order. Sums within a row use `omp simd` reductions: vector lanes
-// reorder the additions, the same way for any thread count (but not for every CPU
+// partials in block order. Sums within a row run in the variant's vector lanes, added
+// across them as a tree: the same order for any thread count (but not for every CPU
 // variant: 4, 8 or 16 lanes).
 #include "kernels/cpu/variant.h"
+#include "kernels/cpu/simd.h"
 #include "kernels/parallel.h"
 
 #include <cmath>
@@ -13,21 +14,31 @@
 namespace mg {
 namespace {
 
+// The row's floats v..v+kLanes into p, whole or (at the row's end) the first D - v.
+[[gnu::always_inline]] inline void store_row(float* p, int64_t v, int64_t D, FloatVec x) {
+  if (v + kLanes <= D) store(p + v, x);
+  else store_partial(p + v, x, D - v);
+}
 
 // out[D] = (x - mean) / sqrt(var + eps) * weight + bias, with the biased variance. Two
 // passes (the mean, then the mean squared deviation) keep the variance accurate when
-// |mean| >> std, where E[x^2] - E[x]^2 would cancel.
+// |mean| >> std, where E[x^2] - E[x]^2 would cancel. The sums run in vector lanes, added
+// across the lanes as a tree (simd.h's sum_lanes): an `omp simd` reduction ended in 15
+// dependent scalar adds per sum, most of a row's time.
 inline void normalize_row(float* out, float* mean_out, float* rstd_out, const float* x, const float* weight,
                           const float* bias, int64_t D, float eps) {
-  float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t j = 0; j < D; ++j) sum += x[j];
-  const float mean = sum / static_cast<float>(D);
-  float squares = 0.0f;
-#pragma omp simd reduction(+ : squares)
-  for (int64_t j = 0; j < D; ++j) squares += (x[j] - mean) * (x[j] - mean);
-  const float rstd = 1.0f / std::sqrt(squares / static_cast<float>(D) + eps);
-  for (int64_t j = 0; j < D; ++j) out[j] = (x[j] - mean) * rstd * weight[j] + bias[j];
+  FloatVec sum = splat(0.0f);
+  for (int64_t j = 0; j < D; j += kLanes) sum += load_row(x, j, D, 0.0f);
+  const float mean = sum_lanes(sum) / static_cast<float>(D);
+  FloatVec squares = splat(0.0f);
+  for (int64_t j = 0; j < D; j += kLanes) {
+    const FloatVec centred = load_row(x, j, D, mean) - mean;  // 0 past D
+    squares += centred * centred;
+  }
+  const float rstd = 1.0f / std::sqrt(sum_lanes(squares) / static_cast<float>(D) + eps);
+  for (int64_t j = 0; j < D; j += kLanes)
+    store_row(out, j, D,
+              (load_row(x, j, D, 0.0f) - mean) * rstd * load_row(weight, j, D, 0.0f) + load_row(bias, j, D, 0.0f));
   *mean_out = mean;
   *rstd_out = rstd;
 }
@@ -67,25 +78,27 @@ void Kernels::layernorm_backward_blocks(float* dx, float* dweight_part, float* d
       if (dweight_part != nullptr) {
         float* pw = dweight_part + blk * D;  // [D]
         float* pb = dbias_part + blk * D;    // [D]
-        for (int64_t j = 0; j < D; ++j) {
-          pw[j] += gr[j] * (xr[j] - m) * s;
-          pb[j] += gr[j];
+        for (int64_t j = 0; j < D; j += kLanes) {
+          const FloatVec g = load_row(gr, j, D, 0.0f), xhat = (load_row(xr, j, D, 0.0f) - m) * s;
+          store_row(pw, j, D, load_row(pw, j, D, 0.0f) + g * xhat);
+          store_row(pb, j, D, load_row(pb, j, D, 0.0f) + g);
         }
       }
       if (dx == nullptr) continue;
-      float g_mean = 0.0f, gx_mean = 0.0f;
-#pragma omp simd reduction(+ : g_mean, gx_mean)
-      for (int64_t j = 0; j < D; ++j) {
-        const float g = gr[j] * weight[j];
-        g_mean += g;
-        gx_mean += g * (xr[j] - m) * s;
+      // The two means in vector lanes (0 past D, where dout is read as 0), then a tree.
+      FloatVec g_sum = splat(0.0f), gx_sum = splat(0.0f);
+      for (int64_t j = 0; j < D; j += kLanes) {
+        const FloatVec g = load_row(gr, j, D, 0.0f) * load_row(weight, j, D, 0.0f);
+        g_sum += g;
+        gx_sum += g * ((load_row(xr, j, D, 0.0f) - m) * s);
       }
-      g_mean /= static_cast<float>(D);
-      gx_mean /= static_cast<float>(D);
+      const float g_mean = sum_lanes(g_sum) / static_cast<float>(D);
+      const float gx_mean = sum_lanes(gx_sum) / static_cast<float>(D);
       float* dxr = dx + r * D;
-      for (int64_t j = 0; j < D; ++j) {
-        const float xhat = (xr[j] - m) * s;
-        dxr[j] += s * (gr[j] * weight[j] - g_mean - xhat * gx_mean);
+      for (int64_t j = 0; j < D; j += kLanes) {
+        const FloatVec xhat = (load_row(xr, j, D, 0.0f) - m) * s;
+        const FloatVec g = load_row(gr, j, D, 0.0f) * load_row(weight, j, D, 0.0f);
+        store_row(dxr, j, D, load_row(dxr, j, D, 0.0f) + s * (g - g_mean - xhat * gx_mean));
       }
     }
   }
