@@ -32,12 +32,16 @@ void add_broadcast_rows(float* out, const float* a, const float* b, int64_t rows
 // Each thread sums whole rows of its blocks (contiguous memory, the rows a GEMM's thread
 // likely just wrote into its own cache), not strips of columns down every row: walking
 // 16 columns at a time read each row's cache line from the other core's or from memory.
+// The blocks' partial sums live in scratch kept between calls, so a training step's bias
+// gradients ask the allocator for nothing once the first step has sized it.
 void sum_rows(float* dst, const float* src, int64_t rows, int64_t cols, bool accumulate) {
   const int64_t blocks = (rows + kSumRowsBlock - 1) / kSumRowsBlock;
-  std::vector<float> partial(static_cast<size_t>(blocks * cols), 0.0f);  // [blocks, cols]
+  thread_local std::vector<float> partial;  // [blocks, cols]
+  partial.assign(static_cast<size_t>(blocks * cols), 0.0f);
+  float* const sums = partial.data();  // the caller's buffer: each OpenMP thread has its own thread_local
 #pragma omp parallel for if (rows * cols > kParallelWork)
   for (int64_t blk = 0; blk < blocks; ++blk) {
-    float* sum = partial.data() + blk * cols;
+    float* sum = sums + blk * cols;
     const int64_t end = std::min(rows, (blk + 1) * kSumRowsBlock);
     for (int64_t r = blk * kSumRowsBlock; r < end; ++r) {
       const float* row = src + r * cols;
@@ -47,7 +51,7 @@ void sum_rows(float* dst, const float* src, int64_t rows, int64_t cols, bool acc
   }
   for (int64_t j = 0; j < cols; ++j) {
     float total = 0.0f;
-    for (int64_t blk = 0; blk < blocks; ++blk) total += partial[blk * cols + j];
+    for (int64_t blk = 0; blk < blocks; ++blk) total += sums[blk * cols + j];
     dst[j] = (accumulate ? dst[j] : 0.0f) + total;
   }
 }
