@@ -36,6 +36,15 @@ for PyTorch, numpy and mini-gpt's OpenBLAS; the oneDNN ISA (the `dnnl_verbose,in
 line of a one-step mini-gpt run under DNNL_VERBOSE=1); and mini-gpt's own kernel variant
 (`mini-gpt --version`).
 
+OpenBLAS picks its kernels from the CPU's family and model, and a CPU newer than the
+library (Debian 12's 0.3.21 on an Emerald Rapids Xeon, family 6 model 207) falls back to
+Prescott, its SSE3 kernels: 37 GFLOP/s where Cooperlake's run 222. So before the rounds the
+benchmark times numpy's sgemm under OpenBLAS's own choice and under each core the CPU's
+flags can run (Haswell: avx2 and fma; SkylakeX: AVX-512 F/CD/BW/DQ/VL; Cooperlake: and
+avx512_bf16; SapphireRapids: and amx_bf16), and runs the PyTorch side and the peak with
+the fastest (OPENBLAS_CORETYPE set to it only when it beats OpenBLAS's own pick), printing
+every figure.
+
 Peak resident memory comes from wait4's rusage of each child. Where `/usr/bin/python3 -c
 'import torch'` fails, the PyTorch side is skipped, saying so (`bash
 scripts/setup_reference.sh` installs it). A benchmark, not a test: it never fails on timing.
@@ -131,10 +140,11 @@ print(json.dumps({"gflops": best, "openblas_core": openblas_cores()}))
 """
 
 
-def numpy_peak(threads):
-    """numpy's float32 GEMM on OpenBLAS's OpenMP build at `threads`, fair environment:
-    ({size: GFLOP/s}, [OpenBLAS core]) or (None, why not)."""
-    env = fair_env(OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads), LD_LIBRARY_PATH=OPENBLAS_OPENMP)
+def numpy_peak(threads, core=None):
+    """numpy's float32 GEMM on OpenBLAS's OpenMP build at `threads`, fair environment
+    (OPENBLAS_CORETYPE=core if given): ({size: GFLOP/s}, [OpenBLAS core]) or (None, why not)."""
+    env = fair_env(OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads), LD_LIBRARY_PATH=OPENBLAS_OPENMP,
+                   **({"OPENBLAS_CORETYPE": core} if core else {}))
     try:
         proc = subprocess.run(["/usr/bin/python3", "-c", PEAK_SCRIPT], capture_output=True, text=True, env=env)
     except OSError as e:
@@ -143,6 +153,42 @@ def numpy_peak(threads):
         return None, (proc.stderr.strip().splitlines() or ["numpy failed"])[-1]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     return {int(n): g for n, g in result["gflops"].items()}, result["openblas_core"]
+
+
+# OpenBLAS cores (OPENBLAS_CORETYPE names) and the /proc/cpuinfo flags each one's kernels need.
+OPENBLAS_CORE_FLAGS = (
+    ("Haswell", {"avx2", "fma"}),
+    ("SkylakeX", {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}),
+    ("Cooperlake", {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl", "avx512_bf16"}),
+    ("SapphireRapids", {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl", "avx512_bf16", "amx_bf16"}),
+)
+
+
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def openblas_choice(threads):
+    """numpy's sgemm under OpenBLAS's own kernel choice and under each core this CPU's flags
+    can run. Returns (core to force or None for OpenBLAS's own pick, [(label, {size: GFLOP/s}
+    or None, cores or why not)]), the fastest at its largest size winning."""
+    flags = cpu_flags()
+    trials = [(None, "OpenBLAS's own pick")] + [(core, f"OPENBLAS_CORETYPE={core}")
+                                                  for core, need in OPENBLAS_CORE_FLAGS if need <= flags]
+    measured, best, best_gflops = [], None, 0.0
+    for core, label in trials:
+        gflops, note = numpy_peak(threads, core)
+        measured.append((label, gflops, note))
+        if gflops and max(gflops.values()) > best_gflops * 1.02:  # a forced core must beat the own pick clearly
+            best, best_gflops = core, max(gflops.values())
+    return best, measured
 
 
 def onednn_peak(args):
@@ -265,7 +311,9 @@ def main():
     ckpt = os.path.join(work, "model.safetensors")
     t = str(args.threads)
     kernels = kernels_report(args, work)
-    torch_env = fair_env()  # the PyTorch side: OpenBLAS free to pick its own kernels
+    # The PyTorch side: OpenBLAS on the fastest kernels this CPU runs (its own pick unless that is slower).
+    openblas_core, openblas_trials = openblas_choice(args.threads) if (with_torch or not args.no_profile) else (None, [])
+    torch_env = fair_env(**({"OPENBLAS_CORETYPE": openblas_core} if openblas_core else {}))
     torch_cores = set()
     results = {k: [] for k in ("ours_train", "ours_train_rss", "ours_sample", "ours_first_ms", "ours_sample_nocache",
                                "ours_long_window", "ours_long_shift", "torch_train", "torch_train_rss",
@@ -355,6 +403,11 @@ def main():
 
     removed = ", ".join(f"{k}={os.environ[k]}" for k in UNFAIR_VARS if k in os.environ) or "neither was set"
     print(f"\nkernels that ran ({', '.join(UNFAIR_VARS)} removed for the PyTorch side and the peak: {removed}):")
+    if openblas_trials:
+        print("- OpenBLAS kernel choice for the PyTorch side and the peak (numpy sgemm, GFLOP/s): "
+              + "; ".join(f"{label}: " + (f"{max(g.values()):.1f} (core {', '.join(note)})" if g else f"failed: {note}")
+                          for label, g, note in openblas_trials)
+              + f"; chosen: {('OPENBLAS_CORETYPE=' + openblas_core) if openblas_core else 'its own pick'}")
     print(f"- mini-gpt: own kernels {kernels['variant']}; oneDNN {kernels['onednn_version']} ISA "
           f"{kernels['onednn_isa']}; its OpenBLAS ({kernels['openblas_lib']}, environment as is) "
           f"core {kernels['openblas_core']}")
@@ -363,7 +416,7 @@ def main():
 
     if args.no_profile or args.only_sampling:
         return
-    numpy_gflops, numpy_note = numpy_peak(args.threads)
+    numpy_gflops, numpy_note = numpy_peak(args.threads, openblas_core)
     onednn_gflops, onednn_note = onednn_peak(args)
     candidates = []
     if numpy_gflops:
