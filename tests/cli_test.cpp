@@ -1,9 +1,11 @@
 // The command line as a user meets it: exit statuses and one-line errors (SPEC section 4).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 
 #include "io/checkpoint.h"
+#include "kernels/cpu_variant.h"
 #include "test_support.h"
 
 namespace mg {
@@ -124,6 +126,37 @@ TEST_F(CliTest, DivergingRunStopsWithExitOneAndKeepsTheLastGoodCheckpoint) {
     for (const auto& [name, t] : latest.tensors)
       for (float v : t.span()) ASSERT_TRUE(std::isfinite(v)) << name;
   }
+}
+
+// OPENBLAS_CORETYPE=Prescott stands for OpenBLAS's fallback on a CPU newer than itself:
+// with --backend openblas, train and sample say once which core to set instead; with the
+// default backend, which OpenBLAS does not serve, nothing is said.
+TEST_F(CliTest, OpenBlasOnKernelsWithoutAvx2WarnsOnceNamingTheCoreToSet) {
+  const std::string config = tiny_with("train", "max_steps", 2);
+  ASSERT_EQ(::setenv("OPENBLAS_CORETYPE", "Prescott", 1), 0);
+  const auto trained = run_mini_gpt({"train", "--config", config, "--out", (dir_ / "run").string(), "--backend", "openblas"}, dir_);
+  const auto sampled = run_mini_gpt({"sample", "--checkpoint", (dir_ / "run" / "latest.safetensors").string(),
+                                     "--max-new-tokens", "4", "--backend", "openblas"}, dir_);
+  const auto onednn = run_mini_gpt({"sample", "--checkpoint", (dir_ / "run" / "latest.safetensors").string(),
+                                    "--max-new-tokens", "4", "--backend", "onednn"}, dir_);
+  ::unsetenv("OPENBLAS_CORETYPE");
+  ASSERT_EQ(trained.status, 0) << trained.err;
+  ASSERT_EQ(sampled.status, 0) << sampled.err;
+  ASSERT_EQ(onednn.status, 0) << onednn.err;
+  const CpuVariant best = best_cpu_variant();
+  const std::string expected = best == CpuVariant::avx512 ? "OPENBLAS_CORETYPE=SkylakeX"
+                               : best == CpuVariant::avx2 ? "OPENBLAS_CORETYPE=Haswell" : "";
+  for (const auto* r : {&trained, &sampled}) {
+    const size_t at = r->err.find("mini-gpt: warning: OpenBLAS runs its Prescott kernels");
+    if (expected.empty()) {
+      EXPECT_EQ(at, std::string::npos) << r->err;
+      continue;
+    }
+    ASSERT_NE(at, std::string::npos) << r->err;
+    EXPECT_NE(r->err.find(expected, at), std::string::npos) << r->err;
+    EXPECT_EQ(r->err.find("mini-gpt: warning", at + 1), std::string::npos) << "warned twice: " << r->err;
+  }
+  EXPECT_EQ(onednn.err.find("warning"), std::string::npos) << onednn.err;
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu_variant.h"
 #include "kernels/gemm.h"
 #include "kernels/onednn_ops.h"
 #include "kernels/runtime.h"
@@ -374,6 +375,20 @@ TEST(GemmDispatch, MatmulTwoDRunsTheSelectedBackend) {
     EXPECT_FLOAT_EQ(c[3], 11.0f) << backend_name(backend);
   }
   set_gemm_backend(saved);
+}
+
+// OpenBLAS's kernels are named by the CPU they were written for; a CPU newer than the
+// library is taken for an old one. The advice names the widest core the CPU runs, and only
+// when OpenBLAS has none of AVX2.
+TEST(OpenBlasCoreTest, ACoreWithoutAvx2OnAWiderCpuIsToldTheCoreToSet) {
+  EXPECT_EQ(openblas_core_to_set("Prescott", CpuVariant::avx512), "SkylakeX");
+  EXPECT_EQ(openblas_core_to_set("Prescott", CpuVariant::avx2), "Haswell");
+  EXPECT_EQ(openblas_core_to_set("Sandybridge", CpuVariant::avx512), "SkylakeX");  // AVX, no AVX2
+  EXPECT_EQ(openblas_core_to_set("Nehalem", CpuVariant::avx2), "Haswell");
+  EXPECT_EQ(openblas_core_to_set("Prescott", CpuVariant::baseline), "");  // nothing wider to run
+  for (const char* wide : {"Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids", "skylakex", "HASWELL"})
+    EXPECT_EQ(openblas_core_to_set(wide, CpuVariant::avx512), "") << wide;
+  EXPECT_FALSE(openblas_core().empty()) << "openblas_get_corename() named no core";
 }
 
 }  // namespace

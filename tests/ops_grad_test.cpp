@@ -345,7 +345,9 @@ TEST_P(OpsGradTest, CausalAttentionMatchesFiniteDifferencesAndComposedOps) {
     ASSERT_EQ(fused.shape(), composed.shape());
     for (int64_t i = 0; i < w1.numel(); ++i) {
       ASSERT_NEAR(w1[i], w2[i], 1e-6) << "weight " << i;
-      if (w2[i] == 0.0f) ASSERT_EQ(w1[i], 0.0f) << "masked weight " << i;
+      if (w2[i] == 0.0f) {
+        ASSERT_EQ(w1[i], 0.0f) << "masked weight " << i;
+      }
     }
     for (int64_t i = 0; i < fused.value().numel(); ++i)
       ASSERT_NEAR(fused.value()[i], composed.value()[i], 1e-5) << "out " << i;

@@ -22,8 +22,12 @@ struct ComputeOptions {
   int threads = 0;
   std::string backend;
   void add_to(CLI::App& command);
-  void apply() const;
+  void apply() const;  // and warn_if_openblas_runs_old_kernels
 };
+
+// With the OpenBLAS backend in force, one line on stderr when OpenBLAS took this CPU for an
+// older one and runs kernels without AVX2 (openblas_core_to_set, kernels/gemm.h).
+void warn_if_openblas_runs_old_kernels();
 
 // "kernels: avx512 (this CPU runs baseline, avx2, avx512; ...), GEMM backend ...": which
 // build of the kernels runs, for --version and the first line of train.

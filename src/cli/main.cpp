@@ -17,6 +17,7 @@
 #include "dist/communicator.h"
 #include "io/config.h"
 #include "kernels/cpu_variant.h"
+#include "kernels/gemm.h"
 #include "kernels/runtime.h"
 #include "core/error.h"
 
@@ -45,6 +46,18 @@ std::string kernels_description() {
 void ComputeOptions::apply() const {
   set_num_threads(threads);
   set_gemm_backend(backend.empty() ? default_gemm_backend() : parse_gemm_backend(backend));
+  warn_if_openblas_runs_old_kernels();
+}
+
+void warn_if_openblas_runs_old_kernels() {
+  if (mg::gemm_backend() != mg::GemmBackend::openblas) return;
+  const std::string core = mg::openblas_core();
+  const std::string better = mg::openblas_core_to_set(core, mg::best_cpu_variant());
+  if (better.empty()) return;
+  std::cerr << "mini-gpt: warning: OpenBLAS runs its " << core
+            << " kernels on this CPU (it does not know the model); OPENBLAS_CORETYPE=" << better
+            << " in the environment runs its " << (better == "SkylakeX" ? "AVX-512" : "AVX2")
+            << " ones, several times faster (or use --backend onednn)" << std::endl;
 }
 
 namespace {

@@ -82,6 +82,7 @@ class ProgressPrinter {
       // On stdout, before the run's summary: stderr keeps to progress and one-line errors.
       std::printf("mini-gpt " MINI_GPT_VERSION "; %s\n", kernels_description().c_str());
       std::fflush(stdout);
+      warn_if_openblas_runs_old_kernels();  // the job has set train.backend by now
     }
     if (p.val_loss) last_val_ = *p.val_loss;
     // ETA from this process's pace so far, evaluations included.

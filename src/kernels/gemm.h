@@ -8,7 +8,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 
+#include "kernels/cpu_variant.h"
 #include "kernels/runtime.h"
 
 namespace mg {
@@ -42,6 +45,17 @@ void gemm(const GemmArgs& args);
 void gemm_reference(const GemmArgs& args);
 void gemm_openblas(const GemmArgs& args);
 void gemm_onednn(const GemmArgs& args);
+
+// The kernel set OpenBLAS chose when it loaded ("SkylakeX", "Haswell", "Prescott", ...):
+// OPENBLAS_CORETYPE's, or else its own detection's, which knows only CPUs as old as itself.
+std::string openblas_core();
+
+// The OPENBLAS_CORETYPE worth setting when OpenBLAS's `core` has no AVX2 while this CPU
+// runs our `best` variant: "SkylakeX" where that is avx512, "Haswell" where avx2. Empty
+// when `core` is AVX2 or wider (Haswell, Zen, SkylakeX, Cooperlake, SapphireRapids) or the
+// CPU has only the baseline. Debian 12's OpenBLAS 0.3.21 takes an Emerald Rapids Xeon
+// (family 6, model 207) for a Prescott: SSE3 kernels, 62 GFLOP/s where SkylakeX's run 228.
+std::string openblas_core_to_set(std::string_view core, CpuVariant best);
 
 // Throws (MG_CHECK) when the epilogue breaks the rules above.
 void check_gemm_epilogue(const GemmArgs& args);

@@ -6,6 +6,10 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include <algorithm>
+#include <array>
+#include <cctype>
+
 #include "kernels/gemm.h"
 
 namespace mg {
@@ -21,7 +25,27 @@ void sgemm_entry(const GemmArgs& g, int64_t b) {
               g.beta, g.C + b * g.stride_c, static_cast<blasint>(g.ldc));
 }
 
+bool same_name(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
 }  // namespace
+
+std::string openblas_core() {
+  const char* name = openblas_get_corename();
+  return name ? name : "";
+}
+
+std::string openblas_core_to_set(std::string_view core, CpuVariant best) {
+  constexpr std::array<std::string_view, 5> kAvx2OrWider = {"Haswell", "Zen", "SkylakeX", "Cooperlake",
+                                                            "SapphireRapids"};
+  if (best == CpuVariant::baseline) return "";
+  if (std::any_of(kAvx2OrWider.begin(), kAvx2OrWider.end(), [&](std::string_view c) { return same_name(c, core); }))
+    return "";
+  return best == CpuVariant::avx512 ? "SkylakeX" : "Haswell";
+}
 
 void gemm_openblas(const GemmArgs& g) {
   check_gemm_epilogue(g);
