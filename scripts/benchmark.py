@@ -19,13 +19,17 @@ symbol) and its --context-shift, against the reference's sample-bench --kv-cache
 loop past block_size slides its KV cache one position per symbol (RoPE: the newest T-1
 keys kept, positions counting on; neither exact like the window nor recomputed). Alternating the
 programs spreads the machine's noise over both, and only ratios measured in one run mean
-much. Then, in the same sitting, the machine's sgemm peak and `mini-gpt train --profile`
-under each GEMM backend (oneDNN, OpenBLAS, reference): where a step's time goes per op
-family, and the achieved GFLOP/s as a share of that peak. The peak is the best of two
-libraries' float32 GEMM on 1024 and 2048 squares at the same thread count: OpenBLAS's
-OpenMP build through numpy, and oneDNN through mini-gpt's kernel benchmark
-(`gemm_square/onednn/...` of build/tests/bench/mini-gpt-kernels-bench, built with
--DMINI_GPT_BENCHMARKS=ON; without it only OpenBLAS's figure counts, saying so).
+much. Each round also measures the machine's sgemm peak right after mini-gpt's training,
+and training's share of the peak is taken per round, against its own round's peak, then
+the median (as the ratios to PyTorch are): on a guest whose speed drifts by a third from
+minute to minute, a peak measured once, at the end, would set every round against a fast
+or a slow moment. The peak is the best of two libraries' float32 GEMM on 1024 and 2048
+squares at the same thread count, best of 3: OpenBLAS's OpenMP build through numpy, and
+oneDNN through mini-gpt's kernel benchmark (`gemm_square/onednn/...` of
+build/tests/bench/mini-gpt-kernels-bench, built with -DMINI_GPT_BENCHMARKS=ON; without it
+only OpenBLAS's figure counts, saying so). Then `mini-gpt train --profile` under each GEMM
+backend (oneDNN, OpenBLAS, reference): where a step's time goes per op family, and the
+achieved GFLOP/s as a share of the rounds' median peak.
 
 A fair comparison: the PyTorch side and the peak run with OPENBLAS_CORETYPE and
 OPENBLAS_L2_SIZE removed from their environment (a machine that sets OPENBLAS_CORETYPE=Haswell
@@ -217,6 +221,14 @@ def onednn_peak(args):
     return best, None
 
 
+def machine_peak(args, openblas_core):
+    """The sgemm peak now: (GFLOP/s or None, {"openblas": ({size: GFLOP/s} or None, cores or why not),
+    "onednn": (... , why not)})."""
+    parts = {"openblas": numpy_peak(args.threads, openblas_core), "onednn": onednn_peak(args)}
+    best = [max(g.values()) for g, _ in parts.values() if g]
+    return (max(best) if best else None), parts
+
+
 def kernels_report(args, work):
     """Which kernels mini-gpt runs: its own variant, oneDNN's ISA, its OpenBLAS's core."""
     report = {}
@@ -274,6 +286,10 @@ def timed_rate(metrics_path, first, last):
     return (last - first) * tokens_per_step / (step_time[last] - step_time.get(first, 0.0))
 
 
+def spread_1(values):
+    return f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f})"
+
+
 def spread(values):
     med = statistics.median(values)
     return f"{med:,.0f} ({min(values):,.0f}-{max(values):,.0f})"
@@ -317,7 +333,9 @@ def main():
     torch_cores = set()
     results = {k: [] for k in ("ours_train", "ours_train_rss", "ours_sample", "ours_first_ms", "ours_sample_nocache",
                                "ours_long_window", "ours_long_shift", "torch_train", "torch_train_rss",
-                               "torch_sample_kv", "torch_sample", "torch_long_kv")}
+                               "torch_sample_kv", "torch_sample", "torch_long_kv", "peak", "peak_parts")}
+    with_peak = not (args.no_profile or args.only_sampling)
+    mflop_per_token = 1.41
     train_cmd = [args.binary, "train", "--config", "configs/default.json", "--threads", t,
                  "--set", "train.eval_interval=1000000", "--set", "data.probe_path=\"\""]
     if args.only_sampling:
@@ -344,6 +362,10 @@ def main():
             results["ours_train"].append(timed_rate(os.path.join(out_dir, "metrics.jsonl"), args.warmup,
                                                     args.warmup + args.train_steps))
             results["ours_train_rss"].append(rss)
+            if with_peak:  # the machine's peak at this moment, for this round's share of it
+                peak_now, parts = machine_peak(args, openblas_core)
+                results["peak"].append(peak_now)
+                results["peak_parts"].append(parts)
             if not os.path.exists(ckpt):
                 os.replace(os.path.join(out_dir, "latest.safetensors"), ckpt)
         within = ["--num-samples", "8", "--max-new-tokens", str(args.sample_tokens)]
@@ -369,7 +391,11 @@ def main():
             print(f"round {r + 1}/{args.rounds}: mini-gpt window {results['ours_long_window'][-1]:,.0f} symbols/s"
                   + (f", PyTorch sliding KV {results['torch_long_kv'][-1]:,.0f}" if with_torch else ""), flush=True)
         else:
-            print(f"round {r + 1}/{args.rounds}: mini-gpt {results['ours_train'][-1]:,.0f} tok/s"
+            share = ""
+            if with_peak and results["peak"][-1]:
+                share = (f" ({100 * results['ours_train'][-1] * mflop_per_token / 1e3 / results['peak'][-1]:.0f}% "
+                         f"of the round's sgemm peak, {results['peak'][-1]:.1f} GFLOP/s)")
+            print(f"round {r + 1}/{args.rounds}: mini-gpt {results['ours_train'][-1]:,.0f} tok/s{share}"
                   + (f", PyTorch {results['torch_train'][-1]:,.0f} tok/s" if with_torch else ""), flush=True)
 
     def ratio(a, b):
@@ -414,30 +440,32 @@ def main():
     if with_torch:
         print(f"- PyTorch (train-bench --blas openblas-openmp): OpenBLAS core {', '.join(sorted(torch_cores)) or 'unknown'}")
 
-    if args.no_profile or args.only_sampling:
+    if not with_peak:
         return
-    numpy_gflops, numpy_note = numpy_peak(args.threads, openblas_core)
-    onednn_gflops, onednn_note = onednn_peak(args)
-    candidates = []
-    if numpy_gflops:
-        candidates.append((max(numpy_gflops.values()), f"OpenBLAS via numpy, core {', '.join(numpy_note)}"))
-    if onednn_gflops:
-        candidates.append((max(onednn_gflops.values()), f"oneDNN via mini-gpt-kernels-bench, ISA {kernels['onednn_isa']}"))
 
-    def sizes(gflops):
-        return ", ".join(f"{n}: {v:.1f}" for n, v in sorted(gflops.items()))
+    def library_line(name, label):
+        measured = [parts[name][0] for parts in results["peak_parts"] if parts[name][0]]
+        if not measured:
+            return f"- {label}: not measured: {results['peak_parts'][-1][name][1]}"
+        cells = []
+        for n in sorted(measured[0]):
+            values = [m[n] for m in measured if n in m]
+            cells.append(f"{n}: {statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f})")
+        note = results["peak_parts"][-1][name][1]
+        return f"- {label}: " + ", ".join(cells) + (f" (core {', '.join(note)})" if name == "openblas" and note else "")
 
-    print(f"\nsgemm peak, {args.threads} threads, float32 squares, GFLOP/s (best of 3):")
-    print("- OpenBLAS (OpenMP build) through numpy: "
-          + (f"{sizes(numpy_gflops)} (core {', '.join(numpy_note)})" if numpy_gflops else f"not measured: {numpy_note}"))
-    print("- oneDNN through mini-gpt-kernels-bench: "
-          + (sizes(onednn_gflops) if onednn_gflops else f"not measured: {onednn_note}"))
-    peak, peak_source = max(candidates) if candidates else (None, None)
-    print("- peak: " + (f"{peak:.1f} GFLOP/s, from {peak_source}" if peak else "not measured"))
-    mflop_per_token = 1.41
-    train_gflops = statistics.median(results["ours_train"]) * mflop_per_token / 1e3
-    print(f"training, median of the rounds: {train_gflops:.1f} GFLOP/s at {mflop_per_token} MFLOP/token"
-          + (f" = {100 * train_gflops / peak:.0f}% of the sgemm peak" if peak else ""))
+    print(f"\nsgemm peak, {args.threads} threads, float32 squares, GFLOP/s, best of 3, measured in each round "
+          "right after mini-gpt's training; median (min-max) of the rounds:")
+    print(library_line("openblas", "OpenBLAS (OpenMP build) through numpy"))
+    print(library_line("onednn", f"oneDNN through mini-gpt-kernels-bench (ISA {kernels['onednn_isa']})"))
+    peaks = [p for p in results["peak"] if p]
+    peak = statistics.median(peaks) if peaks else None
+    print("- peak, the better of the two: " + (spread_1(peaks) if peaks else "not measured"))
+    if peaks:
+        shares = [100 * t * mflop_per_token / 1e3 / p for t, p in zip(results["ours_train"], results["peak"]) if p]
+        print(f"training against its round's peak, at {mflop_per_token} MFLOP/token: median "
+              f"{statistics.median(shares):.0f}% ({min(shares):.0f}-{max(shares):.0f}%) of the sgemm peak "
+              f"({statistics.median(results['ours_train']) * mflop_per_token / 1e3:.1f} GFLOP/s at the median)")
     profiles = {}
     for backend in ("onednn", "openblas", "reference"):
         steps = args.reference_steps if backend == "reference" else args.profile_steps
@@ -451,7 +479,7 @@ def main():
         cells = [f"{p[0][name][0]:.2f} ({p[0][name][1]:.1f}%)" for p in profiles.values()]
         print(f"| {name} | " + " | ".join(cells) + " |")
     print("| step | " + " | ".join(f"{p[1]:.2f}" for p in profiles.values()) + " |")
-    pct = (lambda g: f" ({100 * g / peak:.0f}% of peak)") if peak else (lambda g: "")
+    pct = (lambda g: f" ({100 * g / peak:.0f}% of the median peak)") if peak else (lambda g: "")
     print("| GEMM GFLOP/s | " + " | ".join(f"{p[2]:.1f}{pct(p[2])}" for p in profiles.values()) + " |")
     print("| step GFLOP/s | " + " | ".join(f"{p[3]:.1f}{pct(p[3])}" for p in profiles.values()) + " |")
 
