@@ -36,8 +36,7 @@ struct SoftmaxRowStats {
     const FloatVec shifted = block_at(b * kLanes) - row_max;
     const FloatVec e = shifted < -87.0f ? splat(0.0f) : exp_approx<FloatVec, IntVec>(shifted);
     sum_vec += e;
-    if (b * kLanes + kLanes <= n) store(p + b * kLanes, e);
-    else store_partial(p + b * kLanes, e, n - b * kLanes);
+    store_row(p, b * kLanes, n, e);
   }
   const float sum = sum_lanes(sum_vec);
 

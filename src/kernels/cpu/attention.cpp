@@ -132,8 +132,8 @@ struct HeadScratch {
       y = inverse ? x * c - swap_pairs(x) * sn : x * c + swap_pairs(x) * sn;
     }
     if (accumulate) y += load_row(dst, j, d, 0.0f);
-    if (pad || j + kLanes <= d) store(dst + j, y);
-    else store_partial(dst + j, y, d - j);
+    if (pad) store(dst + j, y);
+    else store_row(dst, j, d, y);
   }
 }
 

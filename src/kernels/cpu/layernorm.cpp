@@ -14,12 +14,6 @@
 namespace mg {
 namespace {
 
-// The row's floats v..v+kLanes into p, whole or (at the row's end) the first D - v.
-[[gnu::always_inline]] inline void store_row(float* p, int64_t v, int64_t D, FloatVec x) {
-  if (v + kLanes <= D) store(p + v, x);
-  else store_partial(p + v, x, D - v);
-}
-
 // out[D] = (x - mean) / sqrt(var + eps) * weight + bias, with the biased variance. Two
 // passes (the mean, then the mean squared deviation) keep the variance accurate when
 // |mean| >> std, where E[x^2] - E[x]^2 would cancel. The sums run in vector lanes, added

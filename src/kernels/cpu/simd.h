@@ -60,6 +60,11 @@ template <std::size_t... Lane>
 [[gnu::always_inline]] inline FloatVec load_row(const float* row, int64_t v, int64_t n, float fill) {
   return v + kLanes <= n ? load(row + v) : load_partial(row + v, n - v, fill);
 }
+// Its inverse: the kLanes floats of x into row [n] from v on, or only those before its end.
+[[gnu::always_inline]] inline void store_row(float* row, int64_t v, int64_t n, FloatVec x) {
+  if (v + kLanes <= n) store(row + v, x);
+  else store_partial(row + v, x, n - v);
+}
 
 // Lane j holds first + j.
 [[gnu::always_inline]] inline IntVec lane_index(int64_t first) {
