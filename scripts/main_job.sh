@@ -1,10 +1,25 @@
 #!/usr/bin/env bash
-# The main job: install, build, train configs/default.json, then sample from the trained
-# model and show what its attention heads read at the answer of a probe question.
+# The main job: install, build mini-gpt, train configs/default.json, then sample from the
+# trained model, show what its attention heads read at the answer of a probe question, and
+# score it per question kind. Each stage ends with one line saying how long it took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+start=$SECONDS
+stage_start=$SECONDS
+stage=0
+stages=6
+duration() { local s=$1; if [ "$s" -ge 60 ]; then printf '%dm%02ds' $((s / 60)) $((s % 60)); else printf '%ds' "$s"; fi; }
+begin() { stage=$((stage + 1)); stage_start=$SECONDS; echo; echo "main_job: [$stage/$stages] $1 ..."; }
+done_stage() { echo "main_job: [$stage/$stages] $1 done in $(duration $((SECONDS - stage_start))) (total $(duration $((SECONDS - start))))"; }
+
+begin "set-up check (Debian packages)"
 bash scripts/setup.sh
-bash scripts/build.sh
+done_stage "set-up check"
+
+begin "build (mini-gpt only; the whole log is build.log)"
+bash scripts/build.sh --target mini-gpt
+done_stage "build"
 
 run=runs/default
 if [ -e "$run" ]; then  # keep an earlier run: mini-gpt never trains over one
@@ -12,23 +27,35 @@ if [ -e "$run" ]; then  # keep an earlier run: mini-gpt never trains over one
   mv "$run" "$kept"
   echo "moved the earlier $run to $kept"
 fi
+begin "train configs/default.json into $run"
 ./build/mini-gpt train --config configs/default.json --out "$run"
+done_stage "train"
 
 # A held-out question (data/probe.jsonl): whose are the grey shoes? The answer is 马.
 question="红铅笔是小陈的。灰鞋子是小马的。黄雨伞是小林的。灰鞋子是谁的？灰鞋子是小"
 
-echo; echo "== sample (greedy) from: $question"
+begin "sample"
+echo "== greedy, from: $question  (the answer is 马)"
 ./build/mini-gpt sample --checkpoint "$run/best.safetensors" --prompt "$question" --temperature 0 --max-new-tokens 40
-
-echo; echo "== sample (temperature 0.8, seed 1)"
+echo "== temperature 0.8, seed 1"
 ./build/mini-gpt sample --checkpoint "$run/best.safetensors" --temperature 0.8 --seed 1 --max-new-tokens 120
+done_stage "sample"
 
-echo; echo "== inspect-heads: what each head reads at the last symbol (the answer position)"
+begin "inspect-heads: what each head reads at the last symbol (the answer position)"
 last=$(( $(printf '%s' "$question" | python3 -c 'import sys; print(len(sys.stdin.read()))') - 1 ))
 ./build/mini-gpt inspect-heads --checkpoint "$run/best.safetensors" --text "$question" --position "$last" \
   --svg "$run/heads.svg"
-echo "wrote $run/heads.svg (open it in a browser)"
+echo "wrote $run/heads.svg"
+done_stage "inspect-heads"
 
-echo; echo "== eval on the validation tail, and the probe per question kind"
+begin "eval: the validation tail, and the probe per question kind"
 python3 -c "import sys; sys.stdout.write(open('data/corpus.txt', encoding='utf-8').read()[-50000:])" > "$run/val_tail.txt"
 ./build/mini-gpt eval --checkpoint "$run/best.safetensors" --text-file "$run/val_tail.txt" --probe data/probe.jsonl
+done_stage "eval"
+
+echo
+echo "main_job: all done in $(duration $((SECONDS - start)))"
+if [ -f "$run/heads.html" ]; then
+  echo "the head explorer: $PWD/$run/heads.html"
+  echo "open it with: python3 -m webbrowser file://$PWD/$run/heads.html"
+fi

@@ -30,7 +30,7 @@ namespace mg::cli {
 void ComputeOptions::add_to(CLI::App& command) {
   command
       .add_option("--threads", threads,
-                  "Threads for the kernels (0: all cores; default " + std::to_string(threads) + ")")
+                  "Threads for the kernels (0: OMP_NUM_THREADS if set, else all cores; default " + std::to_string(threads) + ")")
       ->check(integer_in(0, kMaxThreads));
   command.add_option("--backend", backend, "GEMM backend: openblas, onednn or reference (default: " +
                                                std::string(backend_name(default_gemm_backend())) + ")");

@@ -74,7 +74,7 @@ Corpus load_training_corpus(Config& config, const TrainRequest& request, const C
   // "All cores" for a rank is its share of the machine's cores: ranks on one machine
   // each spinning an OpenMP pool over every core would slow each other down many times.
   int threads = static_cast<int>(config.train.threads);
-  if (threads == 0 && comm.size() > 1) threads = std::max(1, hardware_threads() / comm.local_size());
+  if (threads == 0 && comm.size() > 1) threads = std::max(1, default_num_threads() / comm.local_size());
   set_num_threads(threads);
   set_gemm_backend(config.train.backend.empty() ? default_gemm_backend() : parse_gemm_backend(config.train.backend));
 

@@ -16,6 +16,10 @@ namespace {
 
 GemmBackend g_backend = default_gemm_backend();
 int g_threads = 0;
+// OpenMP's own default, read before anything sets a count: OMP_NUM_THREADS when the
+// environment sets it (the test suite does, to run single-threaded tests side by side),
+// else one thread per core this process may run on.
+const int g_default_threads = omp_get_max_threads();
 
 }  // namespace
 
@@ -41,9 +45,11 @@ GemmBackend parse_gemm_backend(std::string_view name) {
 
 int hardware_threads() { return omp_get_num_procs(); }
 
+int default_num_threads() { return std::max(g_default_threads, 1); }
+
 int set_num_threads(int threads) {
   if (threads < 0) throw InputError("thread count must be >= 0, found " + std::to_string(threads));
-  int n = threads == 0 ? hardware_threads() : threads;
+  int n = threads == 0 ? default_num_threads() : threads;
   omp_set_num_threads(n);
   // OpenBLAS reserves a 128 MB buffer per thread when told its count, and spins forever if
   // the address space cannot hold them (`ulimit -v`); threads past the cores never help a

@@ -19,8 +19,11 @@ GemmBackend gemm_backend();
 std::string_view backend_name(GemmBackend backend);
 GemmBackend parse_gemm_backend(std::string_view name);  // InputError naming the choices
 
-// Threads for every kernel; 0 means all cores. Returns the count now in force.
+// Threads for every kernel; 0 means the default (default_num_threads). Returns the count
+// now in force.
 int set_num_threads(int threads);
+// OMP_NUM_THREADS when the environment sets it, else one per core this process may use.
+int default_num_threads();
 int num_threads();
 int hardware_threads();
 
