@@ -3,7 +3,7 @@
 
     python3 scripts/check_layers.py            # checks src/, prints one line per violation
 
-Data flows one way (README, "Code layout"): each layer below may include only the layers
+Data flows one way (docs/development.md, "Code layout"): each layer below may include only the layers
 listed for it, and itself. The compiler refuses such an include too (each layer's include
 root, build/layers/NAME/, holds only it and the layers below it: CMakeLists.txt); this check
 (run by ctest as `layers`) reads every file, built or not, and names the rule it breaks.

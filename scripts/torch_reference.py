@@ -20,10 +20,10 @@ fixtures      writes tests/fixtures/golden_rope.safetensors and golden_learned.s
               learning rates and gradient norms (tests/golden_test.cpp checks mini-gpt
               against them).
 write-checkpoint  a freshly initialised model as a mini-gpt checkpoint (docs/checkpoint.md):
-              the config's model keys (SPEC defaults fill the rest) and its own train section,
+              the config's model keys (docs/config.md's defaults fill the rest) and its own train section,
               the vocabulary of --vocab-file, --vocab-text or the config's corpus, step 0.
               --init torch-nn draws as a model built from torch.nn modules does (the seeded
-              generator first makes nn.Embedding's and nn.Linear's default draws, then the SPEC
+              generator first makes nn.Embedding's and nn.Linear's default draws, then docs/model.md's
               init); --qk-scale F multiplies every q_proj and k_proj weight by F;
               --no-data-sha256 leaves the checksum out. Prints one JSON line, with the file's
               SHA-256 and tok_emb_first_bits, tok_emb_sum and abs_sum to check it by.
@@ -49,7 +49,7 @@ train-bench   times training steps (forward, mean cross-entropy, backward, globa
 sample-bench  times sampling from a freshly initialised model, one symbol at a time, with
               or without a KV cache; prints one JSON line (tokens_per_s, ...).
 
-A config is a mini-gpt config file ({"model", "train", "data"}; SPEC defaults fill what
+A config is a mini-gpt config file ({"model", "train", "data"}; docs/config.md's defaults fill what
 is missing). The vocabulary size comes from the corpus at data.path when it can be read
 (resolved against the config's folder, as mini-gpt does), else it is 79.
 --threads K sets torch's threads and OMP/OpenBLAS's; --blas NAME re-executes the process
@@ -71,7 +71,7 @@ import time
 PROG = "torch_reference"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# SPEC section 1's model keys and src/io/config.h's training defaults. (rope_base is the
+# docs/config.md's model keys and src/io/config.h's training defaults. (rope_base is the
 # integer 10000 so that write-checkpoint's config string reads "rope_base": 10000, as the
 # committed fixtures of tests/fixtures hold it; the arithmetic takes float(rope_base).)
 MODEL_DEFAULTS = {"vocab_size": 79, "n_layer": 4, "n_embd": 64, "n_head": 2, "block_size": 64, "position": "rope",
@@ -103,7 +103,7 @@ def read_text(path):
 
 
 def corpus_vocab(text):
-    """SPEC section 3: the distinct code points, sorted; id = rank."""
+    """docs/data.md, "Vocabulary": the distinct code points, sorted; id = rank."""
     return sorted(set(text))
 
 
@@ -197,7 +197,7 @@ def import_torch(threads, blas_threads):
 # ----------------------------------------------------------------------------- the model
 
 def parameter_shapes(m):
-    """The SPEC tensor names and shapes, in the SPEC's order."""
+    """The checkpoint's tensor names and shapes, in docs/checkpoint.md's order."""
     V, D, R = m["vocab_size"], m["n_embd"], m["mlp_ratio"] * m["n_embd"]
     shapes = [("tok_emb.weight", (V, D))]
     if m["position"] == "learned":
@@ -215,7 +215,7 @@ def parameter_shapes(m):
 
 def torch_nn_draws(m, generator):
     """Moves `generator` on by what building this model out of torch.nn modules draws before
-    any SPEC initialisation (then thrown away): in parameter order, nn.Embedding's weight
+    any of docs/model.md's initialisation (then thrown away): in parameter order, nn.Embedding's weight
     normal(0, 1); nn.Linear's weight kaiming-uniform, uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)),
     and its bias uniform with the same bound; nn.LayerNorm draws nothing. A seeded
     torch.Generator draws exactly as torch's default one after torch.manual_seed."""
@@ -231,11 +231,11 @@ def torch_nn_draws(m, generator):
 
 
 def init_parameters(m, generator, draws="spec"):
-    """SPEC initialisation in float32, drawn in parameter order from `generator`:
+    """docs/model.md's initialisation in float32, drawn in parameter order from `generator`:
     weights normal(0, 0.02); Wo and W2 normal(0, 0.02/sqrt(2 n_layer)); biases 0;
     LayerNorm weight 1. With draws="torch-nn" the generator first makes torch.nn's own
     default draws (torch_nn_draws), as a model built from torch.nn modules and then given
-    the SPEC initialisation does."""
+    docs/model.md's initialisation does."""
     if draws == "torch-nn":
         torch_nn_draws(m, generator)
     residual_std = 0.02 / math.sqrt(2 * m["n_layer"])
@@ -254,7 +254,7 @@ def init_parameters(m, generator, draws="spec"):
 
 def rope_table(positions, d, base, dtype):
     """cos, sin [positions, d/2] of p * base^(-2i/d): angles in float64, then rounded to
-    float32 as the SPEC says (and only then widened to `dtype`)."""
+    float32 as docs/model.md says (and only then widened to `dtype`)."""
     p = torch.arange(positions, dtype=torch.float64)[:, None]
     i = torch.arange(d // 2, dtype=torch.float64)[None, :]
     angle = p * torch.pow(torch.tensor(float(base), dtype=torch.float64), -2.0 * i / d)
@@ -282,7 +282,7 @@ def apply_rope(x, cos, sin):
 
 
 class Gpt:
-    """The SPEC section 1 forward over a dict of named parameters (any float dtype).
+    """docs/model.md's forward over a dict of named parameters (any float dtype).
     With `caches` (one dict per layer) keys and values of earlier positions are kept
     after RoPE, and `start` is the absolute position of ids[:, 0]."""
 
@@ -412,8 +412,8 @@ def corpus_windows(text, vocab, offsets, T):
 # ----------------------------------------------------------------------------- safetensors
 
 def write_safetensors(path, tensors, metadata, checksum=True):
-    """SPEC section 2: u64 header length, JSON header padded with spaces to a multiple of 8,
-    then each tensor row-major little-endian float32, contiguous in the given order.
+    """docs/checkpoint.md, "Layout, byte by byte": u64 header length, JSON header padded
+    with spaces to a multiple of 8, then each tensor row-major little-endian float32, contiguous in the given order.
     Adds data_sha256 (hex SHA-256 of the data) as mini-gpt's own writer does, unless
     checksum is False (a file without one, as other writers make, must load too)."""
     blobs = [(name, np.ascontiguousarray(array, dtype="<f4")) for name, array in tensors]
@@ -486,7 +486,7 @@ FIXTURE_OFFSETS = [0, 123457, 234571, 345679]  # symbol offsets of the 4 windows
 
 PRECISION_NOTE = {
     "float64": "computed in float64 from the float32 initial parameters (exact in float64), with the RoPE "
-               "cos/sin rounded to float32 as SPEC section 1 says; each stored value is rounded once to "
+               "cos/sin rounded to float32 as docs/model.md says; each stored value is rounded once to "
                "float32 at the end. Why: the reference's own rounding (~1e-16 per op) is then far below "
                "float32's (~6e-8), so a difference the test sees is mini-gpt's float32 rounding alone, and "
                "the file's bytes do not depend on torch's thread count or summation order.",
@@ -544,10 +544,11 @@ def cmd_fixtures(args):
             "golden_precision_why": PRECISION_NOTE[args.dtype],
             "golden_batch": f"inputs s[o, o+T) and targets s[o+1, o+T+1) of data/corpus.txt (symbols) at offsets "
                             f"{FIXTURE_OFFSETS}, T = {m['block_size']}; ids and targets stored as float32 (exact)",
-            "golden_tensors": "the SPEC parameter names hold the initial parameters (torch.Generator seed "
-                              f"{FIXTURE_TRAIN['seed']}, SPEC init); input_ids, targets [B,T]; logits [B,T,V]; "
-                              "loss [1]; grad.NAME: d loss / d NAME at the initial parameters; steps.loss, "
-                              "steps.lr, steps.grad_norm [max_steps]: each AdamW step's loss (before its update), "
+            "golden_tensors": "the checkpoint's parameter names (docs/checkpoint.md) hold the initial "
+                              f"parameters (torch.Generator seed {FIXTURE_TRAIN['seed']}, docs/model.md init); "
+                              "input_ids, targets [B,T]; logits [B,T,V]; loss [1]; grad.NAME: d loss / d NAME "
+                              "at the initial parameters; steps.loss, steps.lr, steps.grad_norm [max_steps]: each "
+                              "AdamW step's loss (before its update), "
                               "learning rate and gradient norm before clipping, all on the same batch",
             "golden_generator": f"/usr/bin/python3 scripts/torch_reference.py fixtures --out tests/fixtures "
                                 f"--dtype {args.dtype}",
@@ -565,7 +566,7 @@ def cmd_fixtures(args):
 
 def load_checkpoint(path):
     """A mini-gpt checkpoint (docs/checkpoint.md) -> {"model", "vocab", "params" (float32
-    torch tensors by SPEC name), "metadata"}. AdamW moments (optim.*) are ignored; a
+    torch tensors by checkpoint name), "metadata"}. AdamW moments (optim.*) are ignored; a
     data_sha256, when present, is checked."""
     metadata, tensors = read_safetensors(path)
     for key in ("format", "format_version", "config", "vocab"):
@@ -920,15 +921,15 @@ def build_parser():
     p.add_argument("--dtype", choices=["float64", "float32"], default="float64",
                    help="precision of the reference's arithmetic (the files are float32 either way)")
     p = command("write-checkpoint", cmd_write_checkpoint, "a freshly initialised model as a mini-gpt checkpoint")
-    p.add_argument("--config", default=None, help="a mini-gpt config (default: the SPEC defaults)")
+    p.add_argument("--config", default=None, help="a mini-gpt config (default: docs/config.md's defaults)")
     p.add_argument("--out", required=True, help="the .safetensors file to write")
     p.add_argument("--seed", type=int, default=None, help="default: the config's train.seed")
     vocab = p.add_mutually_exclusive_group()
     vocab.add_argument("--vocab-file", help="the vocabulary: this UTF-8 file's distinct symbols, sorted")
     vocab.add_argument("--vocab-text", help="the vocabulary: this text's distinct symbols, sorted")
     p.add_argument("--init", choices=["spec", "torch-nn"], default="spec",
-                   help="spec: the SPEC draws alone from torch.Generator(seed); torch-nn: first the draws "
-                        "torch.nn's Embedding and Linear constructors make (a model built from torch.nn modules)")
+                   help="spec: docs/model.md's draws alone from torch.Generator(seed); torch-nn: first the "
+                        "draws torch.nn's Embedding and Linear constructors make (a model built from torch.nn modules)")
     p.add_argument("--qk-scale", type=float, default=1.0,
                    help="multiply every q_proj and k_proj weight by this (float32) after initialisation")
     p.add_argument("--no-data-sha256", action="store_true", help="leave data_sha256 out of the metadata")

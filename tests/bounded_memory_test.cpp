@@ -87,7 +87,7 @@ TEST(BoundedMemoryTest, CorpusLoadsWithinItsCompactIdsPlusFixedSlack) {
   fs::remove_all(dir);
 }
 
-// A second implementation of the parameter count: the SPEC tensor list, summed.
+// A second implementation of the parameter count: docs/checkpoint.md's tensor list, summed.
 TEST(BoundedMemoryTest, EstimateCountsExactlyTheSpecParameters) {
   for (const std::string position : {"rope", "learned"}) {
     for (auto [layers, width, ratio] : {std::tuple{1, 8, 4}, {4, 64, 4}, {3, 48, 2}}) {
@@ -107,7 +107,7 @@ TEST(BoundedMemoryTest, EstimateCountsExactlyTheSpecParameters) {
 }
 
 TEST(BoundedMemoryTest, DefaultConfigFitsAndAHugeModelIsRefusedWithBothFigures) {
-  Config config;  // the SPEC defaults
+  Config config;  // docs/config.md's defaults
   const uint64_t machine = physical_memory_bytes();
   EXPECT_GT(machine, uint64_t(64) << 20);
   EXPECT_NO_THROW(check_training_memory(config));

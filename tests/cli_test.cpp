@@ -1,4 +1,5 @@
-// The command line as a user meets it: exit statuses and one-line errors (SPEC section 4).
+// The command line as a user meets it: exit statuses and one-line errors (docs/cli.md,
+// "Rules every command follows").
 #include <gtest/gtest.h>
 
 #include <cstdlib>

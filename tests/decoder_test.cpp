@@ -21,7 +21,7 @@ namespace {
 
 using test::config_of;
 
-// SPEC's init (std 0.02) leaves attention almost uniform, where a wrong rotation or a
+// The documented init (std 0.02) leaves attention almost uniform, where a wrong rotation or a
 // wrong key would barely move the logits. Weights of std 0.3 and LayerNorm gains and
 // biases away from 1 and 0 make every head's weights sharp and every parameter matter.
 Gpt sharp_model(const ModelConfig& config, uint64_t seed) {
@@ -222,7 +222,7 @@ std::vector<double> pre_rope_keys(const Gpt& model, int64_t layer, const Tensor&
   return keys;
 }
 
-// Head vector k [d] rotated to position p, angles in double (SPEC section 1).
+// Head vector k [d] rotated to position p, angles in double (docs/model.md, "RoPE").
 std::vector<double> rotated(const double* k, int64_t d, int64_t p, double base) {
   std::vector<double> out(static_cast<size_t>(d));
   for (int64_t i = 0; i < d / 2; ++i) {

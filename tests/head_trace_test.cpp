@@ -140,7 +140,7 @@ void expect_near_all(const std::vector<double>& got, const std::vector<double>& 
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << what << " [" << i << "]";
 }
 
-// A model whose weights are 10x the SPEC initialisation, so the heads are far from uniform.
+// A model whose weights are 10x docs/model.md's initialisation, so the heads are far from uniform.
 Gpt sharp_model(const std::string& position, int64_t V) {
   Gpt model(test::config_of(2, 16, 2, 40, V, position));
   Rng rng(11);

@@ -1,5 +1,5 @@
 // Known-answer tests of the element-wise kernels' forwards: GELU against erf in double,
-// LayerNorm against a double computation, RoPE against a scalar loop of the SPEC formula,
+// LayerNorm against a double computation, RoPE against a scalar loop of docs/model.md's formula,
 // cross-entropy and the causal softmax on hand values and logits of 1e4, embedding rows,
 // the element-wise loops and re-layouts against plain loops, and row reductions that give
 // the same bits on one and two threads.

@@ -10,7 +10,7 @@
 
 namespace mg::test {
 
-// A model config with the SPEC defaults for every key not given.
+// A model config with docs/config.md's defaults for every key not given.
 inline ModelConfig config_of(int64_t n_layer, int64_t n_embd, int64_t n_head, int64_t block_size, int64_t vocab_size,
                              const std::string& position) {
   ModelConfig c;
@@ -23,7 +23,7 @@ inline ModelConfig config_of(int64_t n_layer, int64_t n_embd, int64_t n_head, in
   return c;
 }
 
-// A small model (2 heads) with SPEC initialisation drawn from `seed`.
+// A small model (2 heads) with docs/model.md's initialisation drawn from `seed`.
 inline Gpt small_model(int64_t n_layer, int64_t n_embd, int64_t block_size, int64_t vocab_size, uint64_t seed,
                        const std::string& position = "rope") {
   Gpt model(config_of(n_layer, n_embd, ModelConfig{}.n_head, block_size, vocab_size, position));

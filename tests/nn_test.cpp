@@ -1,4 +1,4 @@
-// The model's parameter inventory and initialisation (SPEC section 1), and the
+// The model's parameter inventory and initialisation (docs/model.md), and the
 // lesson's parameter count: 4*D^2 attention projection weights whatever the head count.
 #include <gtest/gtest.h>
 
@@ -28,7 +28,7 @@ TEST(GptTest, AttentionBlockHoldsFourDSquaredProjectionWeightsForAnyHeadCount) {
 }
 
 TEST(GptTest, DefaultModelHasTheReferenceParameterCount) {
-  ModelConfig c;  // SPEC defaults, vocabulary 79, RoPE
+  ModelConfig c;  // the documented defaults, vocabulary 79, RoPE
   Gpt model(c);
   // The reference's count: `/usr/bin/python3 scripts/torch_reference.py write-checkpoint
   // --config configs/default.json --out /tmp/default.safetensors` prints "params": 209152.

@@ -1,7 +1,7 @@
-// The differentiable ops of SPEC section 1. Each is one function whose forward calls a
-// kernel and whose backward, recorded beside it in the .cpp, writes the inputs' gradients.
-// Shapes use the SPEC's letters: B batch, T positions, D width, H heads, d = D/H head
-// width, V vocabulary.
+// The differentiable ops of docs/model.md, "The forward pass". Each is one function whose forward
+// calls a kernel and whose backward, recorded beside it in the .cpp, writes the inputs' gradients.
+// Shapes use docs/model.md's letters: B batch, T positions, D width, H heads, d = D/H head width, V
+// vocabulary.
 //
 // The gradient rule, the one way a backward writes: for each input x that requires a
 // gradient, GradOut g = x.grad_out() gives x's buffer and g.accumulate, whether an earlier
@@ -93,7 +93,7 @@ Var merge_heads(const Var& x);
 
 // The attention's three projections in one op: x [B,T,D] @ [Wq;Wk;Wv]^T as one GEMM of
 // width 3D: out [B,T,3D] holds x Wq^T, x Wk^T, x Wv^T side by side in each row. The weights
-// stay three [D,D] parameters (their SPEC names); they are packed per call.
+// stay three [D,D] parameters (their checkpoint names); they are packed per call.
 Var qkv_projection(const Var& x, const Var& wq, const Var& wk, const Var& wv);
 
 // qkv [B,T,3D] (qkv_projection's rows) split into heads, q and k RoPE-rotated (with a table)

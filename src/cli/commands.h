@@ -33,7 +33,8 @@ void warn_if_openblas_runs_old_kernels();
 // build of the kernels runs, for --version and the first line of train.
 std::string kernels_description();
 
-// Exit statuses (SPEC section 4). SIGTERM stops training as Ctrl-C does, exiting 128 + 15.
+// Exit statuses (docs/cli.md, "Rules every command follows"). SIGTERM stops training as
+// Ctrl-C does, exiting 128 + 15.
 inline constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitInterrupted = 130, kExitTerminated = 143;
 
 // Validators that parse the option's text without wrapping and state their bound plainly:

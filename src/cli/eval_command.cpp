@@ -1,4 +1,4 @@
-// `mini-gpt eval`: the SPEC section 4 figure, mean cross-entropy in nats per symbol over
+// `mini-gpt eval`: the figure of docs/cli.md, "eval": mean cross-entropy in nats per symbol over
 // the non-overlapping block_size windows of a text, and/or a probe set's arg-max accuracy
 // overall and per question kind (data/README.md).
 #include <cstdio>

@@ -1,7 +1,7 @@
-// `mini-gpt inspect-heads`: what each attention head reads in a text (SPEC section 4).
+// `mini-gpt inspect-heads`: what each attention head reads in a text (docs/cli.md).
 // The model comes from a checkpoint (trained), or from a config and a seed (freshly
 // initialised: the lesson's "fixed random parameters", where heads already differ).
-// Output: aligned tables (default), one query row per head (--position), the SPEC JSON
+// Output: aligned tables (default), one query row per head (--position), the documented JSON
 // (--format json), each head's parameter slices (--weights), and an SVG (--svg FILE).
 #include <unistd.h>
 
@@ -61,8 +61,8 @@ Subject load_subject(const InspectHeadsOptions& o) {
     LoadedModel loaded = load_model(o.checkpoint);
     return Subject{std::move(loaded.model), std::move(loaded.vocab), loaded.config.data.probe_path};
   }
-  // As `train` starts: the vocabulary from the config's corpus, SPEC initialisation drawn
-  // from Rng(seed); without --seed, the config's train.seed, so this is train's step 0.
+  // As `train` starts: the vocabulary from the config's corpus, docs/model.md's initialisation
+  // drawn from Rng(seed); without --seed, the config's train.seed, so this is train's step 0.
   Config config = load_config(o.config);
   Corpus corpus = load_corpus(config.data.path, config.data.val_fraction, config.model.block_size);
   config.model.vocab_size = corpus.vocab.size();
@@ -252,7 +252,7 @@ Run add_inspect_heads_command(CLI::App& app) {
       ->each([o](const std::string&) { o->text_given = true; });
   cmd->add_option("--layer", o->layer, "Only this layer (0-based)");
   cmd->add_option("--head", o->head, "Only this head (0-based) of each layer");
-  cmd->add_option("--format", o->format, "table (default) or json (SPEC section 4)")
+  cmd->add_option("--format", o->format, "table (default) or json (docs/cli.md)")
       ->check(CLI::IsMember({"table", "json"}));
   cmd->add_option("--position", o->position,
                   "Only the query row of this position (0-based): each key symbol and its weight");

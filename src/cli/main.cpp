@@ -1,5 +1,5 @@
 // mini-gpt's entry point: parse the command line, run one subcommand, and turn every
-// error into one line "mini-gpt: error: ..." with the SPEC's exit status:
+// error into one line "mini-gpt: error: ..." with the exit status of docs/cli.md:
 // 0 success, 2 bad usage/config/input, 1 any other failure (a failed write to stdout
 // included), 130 after Ctrl-C, 143 after SIGTERM (train finishes its step first).
 // Started by mpirun, every rank runs this same main; an error on any rank ends the whole

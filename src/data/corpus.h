@@ -1,4 +1,4 @@
-// The training corpus (SPEC section 3): a UTF-8 file, its vocabulary, and its ids split
+// The training corpus (docs/data.md): a UTF-8 file, its vocabulary, and its ids split
 // into a training head and a validation tail. The file is streamed twice (once for the
 // vocabulary and the UTF-8 check, once to encode), so the only thing held whole is the
 // compact ids: a 100 MB corpus never sits in memory as bytes and code points as well.

@@ -1,4 +1,4 @@
-// UTF-8 <-> Unicode code points (SPEC section 3: a corpus's symbols are code points, not
+// UTF-8 <-> Unicode code points (docs/data.md, "Symbols are Unicode code points": not
 // bytes). The decoder is strict, as RFC 3629 asks: overlong forms, UTF-16 surrogates,
 // values above U+10FFFF, stray continuation bytes and truncated sequences are all errors,
 // so every text has exactly one decoding and a vocabulary never holds a malformed symbol.

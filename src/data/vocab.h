@@ -1,4 +1,4 @@
-// The vocabulary (SPEC section 3): the distinct code points of a corpus, sorted by code
+// The vocabulary (docs/data.md, "Vocabulary"): the distinct code points of a corpus, sorted by code
 // point, each one's id its rank. Sorting makes the ids a function of the symbol set alone,
 // so the same corpus always gives the same ids, and a checkpoint's "vocab" metadata (the
 // symbols as strings, in id order) rebuilds exactly the vocabulary it was trained with.

@@ -1,4 +1,4 @@
-// The mini-gpt checkpoint (SPEC section 2): a safetensors file whose __metadata__ holds
+// The mini-gpt checkpoint (docs/checkpoint.md): a safetensors file whose __metadata__ holds
 // format "mini-gpt", format_version "1", the resolved config, the vocabulary and the step,
 // and whose tensors are exactly the model's parameters (plus, in training checkpoints,
 // the AdamW moments "optim.exp_avg.NAME" and "optim.exp_avg_sq.NAME").

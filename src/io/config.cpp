@@ -1,4 +1,4 @@
-// The run configuration (SPEC sections 1 and 3): one list of keys (for_each_key) drives
+// The run configuration (docs/config.md): one list of keys (for_each_key) drives
 // reading, --set overrides, unknown-key suggestions and writing, so the four cannot
 // disagree. Integer keys accept a JSON number only when it is integral (64 and 64.0 and
 // 1e4 are fine, 64.5 is refused); number keys accept integers.
@@ -23,7 +23,7 @@ using nlohmann::json;
 constexpr int64_t kMaxBatchSize = int64_t(1) << 20;
 constexpr int64_t kMaxEvalBatches = 1'000'000;
 
-// Calls visit(section, key, field) for every key, in SPEC order; ConfigT may be const.
+// Calls visit(section, key, field) for every key, in docs/config.md's order; ConfigT may be const.
 template <class ConfigT, class Visit>
 void for_each_key(ConfigT& c, Visit&& visit) {
   visit("model", "vocab_size", c.model.vocab_size);

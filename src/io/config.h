@@ -1,5 +1,5 @@
-// The run configuration: JSON with sections "model", "train" and "data" (SPEC sections
-// 1 and 3), resolved against defaults, overridden by --set, validated, and written
+// The run configuration: JSON with sections "model", "train" and "data" (docs/config.md),
+// resolved against defaults, overridden by --set, validated, and written
 // back out whole (config.json, a checkpoint's metadata).
 #pragma once
 

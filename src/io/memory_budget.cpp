@@ -21,8 +21,9 @@ MemoryEstimate estimate_training_memory(const Config& config) {
   const double F = static_cast<double>(m.mlp_ratio) * D, H = static_cast<double>(m.n_head);
   const double B = static_cast<double>(config.train.batch_size), N = B * T;
 
-  // SPEC section 2's tensors: tok_emb and head [V,D]; pos_emb [T,D] when learned; per block
-  // 4 [D,D] projections, 2 LayerNorms (2D each), fc [F,D] + [F], proj [D,F] + [D]; ln_f 2D.
+  // The checkpoint's tensors (docs/checkpoint.md, "Tensor names and shapes"): tok_emb and
+  // head [V,D]; pos_emb [T,D] when learned; per block 4 [D,D] projections, 2 LayerNorms (2D each),
+  // fc [F,D] + [F], proj [D,F] + [D]; ln_f 2D.
   const double per_block = 4 * D * D + 4 * D + F * D + F + D * F + D;
   double parameters = 2 * V * D + L * per_block + 2 * D;
   if (m.position == "learned") parameters += T * D;

@@ -1,4 +1,4 @@
-// The safetensors file format (SPEC section 2), for float32 tensors only:
+// The safetensors file format (docs/checkpoint.md), for float32 tensors only:
 //   8 bytes little-endian u64 N | N bytes JSON header, space-padded to a multiple of 8 |
 //   data: each tensor row-major little-endian float32, contiguous, in file order.
 // The writer is atomic (temp file, fsync, rename) and records "data_sha256"; the reader

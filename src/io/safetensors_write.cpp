@@ -1,4 +1,4 @@
-// The safetensors writer (SPEC section 2), atomic through io/atomic_file.h: the bytes go
+// The safetensors writer (docs/checkpoint.md), atomic through io/atomic_file.h: the bytes go
 // to a hidden temporary file beside the target, are fsync'ed, and only then renamed over
 // the target, so a crash, a full disk or Ctrl-C leaves either the old checkpoint or the
 // new one, never half of one. The folder is fsync'ed too, so the rename survives a power cut.

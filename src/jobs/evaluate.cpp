@@ -1,5 +1,5 @@
-// Scoring without training: SPEC's deterministic eval windows, the sampled validation
-// loss the training loop reports, and the probe set's arg-max accuracy.
+// Scoring without training: the deterministic eval windows (docs/cli.md, "eval"), the sampled
+// validation loss the training loop reports, and the probe set's arg-max accuracy.
 #include "jobs/evaluate.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Scoring a model without training it: SPEC's deterministic eval figure, the sampled
+// Scoring a model without training it: the deterministic eval figure (docs/cli.md), the sampled
 // validation loss the training loop reports, and the probe set's accuracy.
 #pragma once
 
@@ -20,7 +20,7 @@ struct EvalResult {
   int64_t predictions = 0;  // how many next symbols were scored
 };
 
-// SPEC section 4: windows start at 0, T, 2T, ...; inputs s[kT, kT+T), targets
+// docs/cli.md, "eval": windows start at 0, T, 2T, ...; inputs s[kT, kT+T), targets
 // s[kT+1, kT+T+1) for every k with kT+T+1 <= n. InputError when no window fits.
 EvalResult evaluate_windows(Gpt& model, std::span<const int32_t> ids);
 

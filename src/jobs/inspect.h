@@ -1,4 +1,4 @@
-// What each attention head reads (inspect-heads, SPEC section 4): for one text (batch 1),
+// What each attention head reads (inspect-heads, docs/cli.md): for one text (batch 1),
 // every head's projected_weights [T,T], the softmax of its projected, scaled, masked Q.K
 // scores, with a few numbers that summarise it, and the slices of Wq, Wk, Wv, Wo that
 // belong to it. The library only computes; the cli formats and prints.

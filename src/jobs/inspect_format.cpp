@@ -1,5 +1,5 @@
 // Text renderings of an Inspection: tables padded by display width, the lesson-style
-// query row, the parameter slices, and the SPEC JSON.
+// query row, the parameter slices, and the JSON of docs/cli.md, "inspect-heads".
 #include "jobs/inspect_format.h"
 
 #include <algorithm>
@@ -151,7 +151,7 @@ std::string summary_line(const HeadSummary& s) {
 
 nlohmann::ordered_json inspection_json(const Inspection& r, std::optional<int64_t> position,
                                const std::vector<HeadParameters>* parameters, const RoleReport* roles) {
-  using json = nlohmann::ordered_json;  // keys in the SPEC's order: text, tokens, layers
+  using json = nlohmann::ordered_json;  // keys in docs/cli.md's order: text, tokens, layers
   json out = json::object();
   out["text"] = encode_utf8(r.text);
   out["tokens"] = r.tokens;

@@ -1,4 +1,4 @@
-// inspect-heads' text outputs, built as strings (the cli prints them): the SPEC section 4
+// inspect-heads' text outputs, built as strings (the cli prints them): docs/cli.md's
 // JSON, the aligned T x T tables, one query row per head (--position) and the per-head
 // parameter slices (--weights). Tables align by terminal display width, so a CJK
 // symbol, which a terminal draws two columns wide, lines up with ASCII.
@@ -36,7 +36,7 @@ int display_width(std::string_view utf8);
 // another control character as its U+XXXX name; anything else as itself.
 std::string symbol_label(const std::string& utf8_symbol);
 
-// The SPEC JSON: {"text", "tokens", "layers": [{"layer", "heads": [{"head",
+// docs/cli.md's JSON: {"text", "tokens", "layers": [{"layer", "heads": [{"head",
 // "projected_weights" [T][T], "summary": {...}}]}]} over the inspected heads. With
 // `position`, each head also holds "position_weights" (row P) and the object
 // "query_position"; with `parameters` (one per inspected head, same order), "parameters".

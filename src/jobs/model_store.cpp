@@ -1,5 +1,5 @@
 // Checkpoint file <-> live model: load_checkpoint's validated tensors copied into a Gpt,
-// and a model (with its AdamW moments) written back under the SPEC names.
+// and a model (with its AdamW moments) written back under the checkpoint names.
 #include "jobs/model_store.h"
 
 #include "optim/adamw.h"

@@ -1,5 +1,5 @@
-// Between a checkpoint file and a live model: load a SPEC checkpoint into a Gpt with its
-// vocabulary and config, or write one. Shared by train, sample, inspect-heads and eval.
+// Between a checkpoint file and a live model: load a checkpoint (docs/checkpoint.md) into a Gpt
+// with its vocabulary and config, or write one. Shared by train, sample, inspect-heads and eval.
 #pragma once
 
 #include <filesystem>
@@ -26,7 +26,7 @@ struct LoadedModel {
 LoadedModel load_model(const std::filesystem::path& path);
 
 // Writes params (and the optimizer's moments as optim.exp_avg.NAME / optim.exp_avg_sq.NAME
-// when optimizer is given) with the SPEC metadata plus `extra`; atomic (io/checkpoint.h).
+// when optimizer is given) with the documented metadata plus `extra`; atomic (io/checkpoint.h).
 void save_model(const std::filesystem::path& path, const Config& config, const Vocab& vocab, int64_t step,
                 const Gpt& model, const AdamW* optimizer, const std::map<std::string, std::string>& extra);
 

@@ -54,7 +54,8 @@ std::string openblas_core();
 // runs our `best` variant: "SkylakeX" where that is avx512, "Haswell" where avx2. Empty
 // when `core` is AVX2 or wider (Haswell, Zen, SkylakeX, Cooperlake, SapphireRapids) or the
 // CPU has only the baseline. Debian 12's OpenBLAS 0.3.21 takes an Emerald Rapids Xeon
-// (family 6, model 207) for a Prescott: SSE3 kernels, 62 GFLOP/s where SkylakeX's run 228.
+// (family 6, model 207) for a Prescott: SSE3 kernels, some five times slower than SkylakeX's
+// (docs/performance.md, "Backends").
 std::string openblas_core_to_set(std::string_view core, CpuVariant best);
 
 // Throws (MG_CHECK) when the epilogue breaks the rules above.

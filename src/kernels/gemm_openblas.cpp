@@ -56,8 +56,8 @@ void gemm_openblas(const GemmArgs& g) {
   // Otherwise OpenBLAS threads each product itself, called from outside any parallel
   // region. A region with a false `if` clause is still a region (a team of one): OpenBLAS's
   // own region inside it is then nested, and libgomp starts a new thread for it on every
-  // call, which spins against the pool's worker: --backend openblas trained at 12,595-15,247
-  // tokens/s at 2 threads against 62,000 at 1 (72,427-105,062 at 2 since).
+  // call, which spins against the pool's worker: at 2 threads --backend openblas then
+  // trained several times slower than at 1 (docs/performance.md, "Backends").
   if (by_entry && omp_get_max_threads() > 1) {
 #pragma omp parallel for schedule(static)
     for (int64_t b = 0; b < g.batch; ++b) sgemm_entry(g, b);

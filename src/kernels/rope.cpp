@@ -1,4 +1,4 @@
-// Rotary position embedding (SPEC section 1). Pair i of a head vector at position p is
+// Rotary position embedding (docs/model.md, "RoPE"). Pair i of a head vector at position p is
 // rotated by angle p * base^(-2i/d); the table holds cos and sin of every angle, computed
 // in double and rounded once to float32, so every implementation agrees to the bit.
 // The rotation itself is kernels/cpu/rope.cpp.

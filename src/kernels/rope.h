@@ -1,4 +1,4 @@
-// RoPE angle tables. SPEC: angles in double, then cos and sin rounded to float32.
+// RoPE angle tables. docs/model.md, "RoPE": angles in double, then cos and sin rounded to float32.
 #pragma once
 
 #include <cstdint>

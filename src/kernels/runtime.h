@@ -11,7 +11,7 @@ namespace mg {
 enum class GemmBackend { reference, openblas, onednn };
 
 // The backend used when the user names none: the fastest on the model's shapes, as
-// measured by the kernel benchmark (README, "Backends").
+// measured by the kernel benchmark (docs/performance.md, "Backends").
 GemmBackend default_gemm_backend();
 
 void set_gemm_backend(GemmBackend backend);

@@ -1,4 +1,4 @@
-// The decoder's forward (decoder.h): SPEC section 1 for rows of one sequence, as calls
+// The decoder's forward (decoder.h): docs/model.md's forward for rows of one sequence, as calls
 // to the kernels training uses (GELU, the LayerNorm row, RoPE, the softmax row), so it
 // computes what training computes; only the order of the work is its own.
 #include "nn/decoder.h"

@@ -1,4 +1,4 @@
-// Inference for generation: the SPEC section 1 forward of one sequence, a position at a
+// Inference for generation: the forward of docs/model.md for one sequence, a position at a
 // time, with each layer's keys and values kept (the KV cache). No autograd, no tensors:
 // a schedule over the row kernels of kernels/ (LayerNorm row, RoPE, softmax row, GELU,
 // the packed matrix products), on weights copied from a Gpt once and packed. Every

@@ -1,4 +1,4 @@
-// The SPEC section 1 model: token embedding (+ learned positions), n_layer pre-norm
+// The model of docs/model.md: token embedding (+ learned positions), n_layer pre-norm
 // blocks of causal multi-head attention and a GELU MLP, a final LayerNorm and an
 // untied vocabulary head. B batch, T positions, D width, H heads, d = D/H, V vocabulary.
 #pragma once
@@ -42,8 +42,9 @@ class Gpt {
   // Validates the config (ShapeError/InputError) and registers every parameter, zeroed.
   explicit Gpt(const ModelConfig& config);
 
-  // SPEC initialisation: weights normal(0, 0.02), Wo and W2 normal(0, 0.02/sqrt(2 n_layer)),
-  // biases 0, LayerNorm weight 1 and bias 0. Draws in parameter order from rng.
+  // Initialisation (docs/model.md): weights normal(0, 0.02), Wo and W2 normal(0,
+  // 0.02/sqrt(2 n_layer)), biases 0, LayerNorm weight 1 and bias 0. Draws in parameter order
+  // from rng.
   void initialize(Rng& rng);
 
   const ModelConfig& config() const { return config_; }

@@ -1,5 +1,6 @@
-// Parameters registered by name (the SPEC's tensor names, "blocks.0.attn.q_proj.weight"),
-// in a fixed order, so checkpoints, the optimizer and inspect-heads all walk the same list.
+// Parameters registered by name (the checkpoint's tensor names of docs/checkpoint.md,
+// "blocks.0.attn.q_proj.weight"), in a fixed order, so checkpoints, the optimizer and inspect-heads
+// all walk the same list.
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// The model's shape and arithmetic knobs: SPEC section 1's `model.` keys. A plain
+// The model's shape and arithmetic knobs: the `model.` keys of docs/config.md. A plain
 // description, below both nn (which builds the model) and io (which reads and writes it).
 #pragma once
 

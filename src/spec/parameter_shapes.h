@@ -1,6 +1,6 @@
-// The SPEC's parameter list: every tensor name ("blocks.0.attn.q_proj.weight") and shape
-// a model with a given config holds. nn registers its parameters from it; io checks a
-// checkpoint's tensors against it without knowing the model.
+// The parameter list of docs/checkpoint.md, "Tensor names and shapes": every tensor name
+// ("blocks.0.attn.q_proj.weight") and shape a model with a given config holds. nn registers its
+// parameters from it; io checks a checkpoint's tensors against it without knowing the model.
 #pragma once
 
 #include <cstdint>

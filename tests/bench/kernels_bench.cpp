@@ -192,7 +192,8 @@ void bench_gelu(benchmark::State& state, Impl impl, bool backward, int threads) 
   });
 }
 
-// The plain kernels only: oneDNN's softmax measured slower both ways (README) and is gone.
+// The plain kernels only: oneDNN's softmax measured slower both ways
+// (docs/performance.md, "Backends") and is gone.
 // The fused MLP's forward: GELU and its slope in one pass, in place over the input.
 void bench_gelu_with_slope(benchmark::State& state, int threads) {
   const int64_t n = 2048 * 256;

@@ -3,7 +3,7 @@
 
 The seeds are committed; run this again only to regenerate them after a format change:
     python3 tests/fuzz/make_seeds.py
-checkpoint/: tiny valid checkpoints (SPEC section 2): rope and learned positions, with
+checkpoint/: tiny valid checkpoints (docs/checkpoint.md): rope and learned positions, with
 and without AdamW moments, with and without data_sha256, tensors in and out of order.
 config/: configs with and without "section.key=value" overrides after a "%%" line.
 utf8/: valid and invalid UTF-8 (each kind of ill-formed sequence), some with a query
