@@ -35,7 +35,7 @@ show_progress() {
 }
 
 if ! cmake --build build -j"$(nproc)" "${targets[@]}" 2>&1 | show_progress; then
-  grep -n -B2 -A6 -E 'error|Error' build.log | head -n 120
+  grep -n -B2 -A6 -E 'error:|\*\*\*' build.log | head -n 120
   echo "build.sh: the build failed; the whole log is build.log"
   exit 1
 fi
