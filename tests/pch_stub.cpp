@@ -1,0 +1,1 @@
+// The source of the tests' precompiled header (tests/CMakeLists.txt): it compiles nothing else.
