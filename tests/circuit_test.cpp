@@ -97,7 +97,7 @@ TEST(LogitLens, TheLastStageIsTheModelsOutput) {
   const std::vector<int32_t> ids = s.vocab.encode(kClean, "text");
   const Tensor logits = s.model.forward(ids, 1, static_cast<int64_t>(ids.size())).value();
   const int64_t V = s.model.config().vocab_size;
-  for (const LensSymbol& t : last.top) EXPECT_NEAR(t.logit, logits.data()[20 * V + t.id], 1e-4);
+  for (const LogitPush& t : last.top) EXPECT_NEAR(t.logit, logits.data()[20 * V + t.id], 1e-4);
   for (size_t i = 1; i < last.top.size(); ++i) EXPECT_GE(last.top[i - 1].logit, last.top[i].logit);
   EXPECT_TRUE(lens.first_stage >= 0 && lens.first_stage <= 3);
   EXPECT_EQ(lens.stages[lens.first_stage].answer_rank, 1);

@@ -91,7 +91,7 @@ std::string format_logit_lens(const LogitLens& lens) {
          "head\n\n  stage   rank   logit    top symbols\n";
   for (const LensStage& s : lens.stages) {
     out += format("  %-6s %5lld %8.3f   ", s.name.c_str(), static_cast<long long>(s.answer_rank), s.answer_logit);
-    for (const LensSymbol& t : s.top) out += format(" %s %.2f", quoted(t.symbol).c_str(), t.logit);
+    for (const LogitPush& t : s.top) out += format(" %s %.2f", quoted(t.symbol).c_str(), t.logit);
     out += "\n";
   }
   out += lens.first_stage < 0 ? "\nthe answer is never the first choice\n"
@@ -105,7 +105,7 @@ json logit_lens_json(const LogitLens& lens) {
               {"stages", json::array()}};
   for (const LensStage& s : lens.stages) {
     json top = json::array();
-    for (const LensSymbol& t : s.top) top.push_back({{"symbol", t.symbol}, {"logit", round9(t.logit)}});
+    for (const LogitPush& t : s.top) top.push_back({{"symbol", t.symbol}, {"logit", round9(t.logit)}});
     out["stages"].push_back(
         {{"stage", s.name}, {"answer_rank", s.answer_rank}, {"answer_logit", round9(s.answer_logit)}, {"top", top}});
   }

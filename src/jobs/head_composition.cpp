@@ -31,22 +31,16 @@ double norm(const Matrix& m) {
   return std::sqrt(sum);
 }
 
-// A reading weight [D,d] centred over D (each column's mean removed), or a writing weight
-// [d,D] centred over D (each row's mean removed).
-void centre_columns(Matrix& m) {
-  for (int64_t j = 0; j < m.cols; ++j) {
+// A reading weight [D,d] centred over D (OVER_ROWS: each column's mean removed), or a
+// writing weight [d,D] centred over D (each row's mean removed).
+void centre(Matrix& m, bool over_rows) {
+  const int64_t lines = over_rows ? m.cols : m.rows, length = over_rows ? m.rows : m.cols;
+  auto at = [&](int64_t line, int64_t i) -> float& { return over_rows ? m.at(i, line) : m.at(line, i); };
+  for (int64_t line = 0; line < lines; ++line) {
     double mean = 0.0;
-    for (int64_t i = 0; i < m.rows; ++i) mean += m.at(i, j);
-    mean /= static_cast<double>(m.rows);
-    for (int64_t i = 0; i < m.rows; ++i) m.at(i, j) -= static_cast<float>(mean);
-  }
-}
-void centre_rows(Matrix& m) {
-  for (int64_t i = 0; i < m.rows; ++i) {
-    double mean = 0.0;
-    for (int64_t j = 0; j < m.cols; ++j) mean += m.at(i, j);
-    mean /= static_cast<double>(m.cols);
-    for (int64_t j = 0; j < m.cols; ++j) m.at(i, j) -= static_cast<float>(mean);
+    for (int64_t i = 0; i < length; ++i) mean += at(line, i);
+    mean /= static_cast<double>(length);
+    for (int64_t i = 0; i < length; ++i) at(line, i) -= static_cast<float>(mean);
   }
 }
 
@@ -57,7 +51,7 @@ Matrix reading(const Tensor& w, const Tensor& gamma, int64_t h, int64_t d) {
   Matrix m(D, d);
   for (int64_t i = 0; i < D; ++i)
     for (int64_t j = 0; j < d; ++j) m.at(i, j) = w[(h * d + j) * D + i] * gamma[i];
-  centre_columns(m);
+  centre(m, true);
   return m;
 }
 
@@ -67,7 +61,7 @@ Matrix writing(const Tensor& wo, int64_t h, int64_t d) {
   Matrix m(d, D);
   for (int64_t j = 0; j < d; ++j)
     for (int64_t i = 0; i < D; ++i) m.at(j, i) = wo[i * D + h * d + j];
-  centre_rows(m);
+  centre(m, false);
   return m;
 }
 
@@ -100,10 +94,8 @@ Matrix random_matrix(int64_t rows, int64_t cols, Rng& rng) {
 HeadMatrices random_head(int64_t D, int64_t d, Rng& rng) {
   Matrix wq = random_matrix(D, d, rng), wk = random_matrix(D, d, rng), wv = random_matrix(D, d, rng),
          wo = random_matrix(d, D, rng);
-  centre_columns(wq);
-  centre_columns(wk);
-  centre_columns(wv);
-  centre_rows(wo);
+  for (Matrix* reader : {&wq, &wk, &wv}) centre(*reader, true);
+  centre(wo, false);
   return head_matrices(wq, wk, wv, wo);
 }
 

@@ -13,19 +13,14 @@
 #include <vector>
 
 #include "data/vocab.h"
+#include "jobs/head_trace.h"  // LogitPush
 #include "nn/gpt.h"
 
 namespace mg {
 
-struct LensSymbol {
-  int32_t id = 0;
-  std::string symbol;  // UTF-8
-  double logit = 0.0;
-};
-
 struct LensStage {
   std::string name;  // "embed", then "L0" .. "L{n_layer-1}" (the stream leaving that block)
-  std::vector<LensSymbol> top;  // the `top` largest logits, largest first
+  std::vector<LogitPush> top;  // the `top` largest logits, largest first
   double answer_logit = 0.0;
   int64_t answer_rank = 0;  // 1: the stage's first choice
 };
