@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "data/corpus.h"
 #include "data/probe.h"
+#include "jobs/circuit_explorer.h"
 #include "jobs/head_attribution.h"
 #include "jobs/head_composition.h"
 #include "jobs/head_patching.h"
@@ -220,6 +221,31 @@ TEST(Patching, TheProbeModeSwapsTheAnswersFact) {
     for (double h : k.heads) EXPECT_TRUE(std::isfinite(h));
   }
   EXPECT_EQ(counted, 30);
+}
+
+TEST(CircuitExplorer, ThePageHoldsTheModesNumbers) {
+  const std::vector<ProbeItem> items = probe();
+  Subject s = random_subject("rope");
+  const std::vector<int32_t> ids = s.vocab.encode(items[0].prompt, "prompt");
+  const int64_t last = static_cast<int64_t>(ids.size()) - 1;
+  const auto page = circuit_explorer_json(s.model, s.vocab, ids, &items, {3, last});
+  const Attribution a = attribute_logits(s.model, s.vocab, ids, {int64_t{3}, std::nullopt, std::nullopt});
+  const auto& parts = page["attribution"]["at"]["3"]["parts"];
+  ASSERT_EQ(parts.size(), a.parts.size());
+  for (size_t i = 0; i < a.parts.size(); ++i) EXPECT_NEAR(parts[i]["difference"].get<double>(), a.parts[i].difference, 1e-8);
+  // The question is a probe item with a source: patched against its corrupted partner.
+  const auto& patching = page["patching"];
+  ASSERT_TRUE(patching["available"].get<bool>());
+  const std::optional<CorruptPrompt> partner = corrupt_prompt(items[0], items, s.vocab, 64);
+  const Patching p = patch_activations(s.model, s.vocab, partner->clean, partner->corrupt, s.vocab.find(items[0].answer),
+                                       s.vocab.find(partner->replacement));
+  for (int64_t l = 0; l < 2; ++l)
+    for (int64_t h = 0; h < 2; ++h) EXPECT_NEAR(patching["heads"][l][h].get<double>(), p.heads[l * 2 + h], 1e-8);
+  EXPECT_EQ(page["composition"]["pairs"].size(), 4u);
+  // Without a probe set, or on a text that is no probe question, the page says why not.
+  EXPECT_FALSE(circuit_explorer_json(s.model, s.vocab, ids, nullptr, {last})["patching"]["available"].get<bool>());
+  const std::vector<int32_t> other(ids.begin() + 1, ids.end());
+  EXPECT_FALSE(circuit_explorer_json(s.model, s.vocab, other, &items, {0})["patching"]["available"].get<bool>());
 }
 
 }  // namespace
