@@ -229,7 +229,8 @@ Run add_inspect_heads_command(CLI::App& app) {
       ->needs(config)
       ->check(unsigned_64());
   cmd->add_option("--text", o->text,
-                  "The text to read (at most block_size symbols); needed except with --roles and --circuits")
+                  "The text to read (at most block_size symbols); needed except with --roles, --circuits, --composition "
+                  "and --patch")
       ->each([o](const std::string&) { o->text_given = true; });
   cmd->add_option("--layer", o->layer, "Only this layer (0-based)");
   cmd->add_option("--head", o->head, "Only this head (0-based) of each layer");
@@ -248,7 +249,8 @@ Run add_inspect_heads_command(CLI::App& app) {
                 "Each head's role scores (previous-token, offset, current-token, first position, induction, "
                 "answer-finding, copy-forward; the last two also per question kind), its role and its "
                 "probe-accuracy drop when ablated, overall and per kind");
-  cmd->add_option("--probe", o->probe, "Probe set for --roles (default: the config's data.probe_path)");
+  cmd->add_option("--probe", o->probe, "Probe set for --roles (default: the config's data.probe_path), --attribution and --patch "
+                                      "(per question kind)");
   cmd->add_option("--text-file", o->text_file, "With --roles: score patterns on this file's block_size windows "
                                                 "instead of the probe prompts");
   cmd->add_flag("--mean-ablation", o->mean_ablation,
@@ -267,7 +269,8 @@ Run add_inspect_heads_command(CLI::App& app) {
                   "roles, ablation cost, traces and circuits (atomically; only a regular file is replaced)");
   cmd->add_option("--run", o->run, "With --html: also draw this run directory's metrics.jsonl (loss, probe accuracy, "
                                    "head roles when present)");
-  cmd->add_option("--top", o->top, "How many pairs (--circuits) or output symbols (--trace) to list (default 10)")
+  cmd->add_option("--top", o->top, "How many pairs (--circuits, --composition), output symbols (--trace, --logit-lens) or rows "
+                                  "(--patch) to list (default 10)")
       ->check(CLI::Range(int64_t{1}, int64_t{10000}));
   add_circuit_options(*cmd, *o);
   o->compute.add_to(*cmd);
