@@ -42,11 +42,6 @@ void Gpt::initialize(Rng& rng) {
 
 namespace {
 
-// Passes a point's value through the hooks, when there are any.
-void at(ForwardHooks* hooks, const std::string& name, Var& activation) {
-  if (hooks) hooks->at(name, activation.value());
-}
-
 // ln_f's scale sqrt(var + eps) of each row of the final stream x [B,T,D] -> [B,T,1], in
 // double as docs/model.md section 2.2 states it: the divisor direct logit attribution
 // freezes (TransformerLens's ln_final.hook_scale).
@@ -77,7 +72,7 @@ Var Gpt::block(int64_t layer, const Var& x, const ForwardOptions& o) {
   Var h = layer_norm(x, p(b + "ln1.weight"), p(b + "ln1.bias"), eps);  // [B,T,D]
   Var x1 = causal_self_attention(x, h, params_, layer, config_.n_head,
                                  config_.position == "rope" ? &rope_table_ : nullptr, p_drop, rng, o);  // nn/attention.cpp
-  at(o.hooks, hook::resid_mid(layer), x1);
+  if (o.hooks) o.hooks->at(hook::resid_mid(layer), x1.value());
 
   // The MLP onto the residual: x1 + GELU(h2 W1^T + b1) W2^T + b2, hidden width mlp_ratio*D.
   // With dropout on the branch, or when a reader wants the branch itself, it is composed
@@ -86,7 +81,7 @@ Var Gpt::block(int64_t layer, const Var& x, const ForwardOptions& o) {
   if (p_drop > 0.0f || (o.hooks && o.hooks->wants(hook::mlp_out(layer)))) {
     Var hidden = gelu(linear(h2, p(b + "mlp.fc.weight"), p(b + "mlp.fc.bias")));  // [B,T,mlp_ratio*D]
     Var mlp = dropout(linear(hidden, p(b + "mlp.proj.weight"), p(b + "mlp.proj.bias")), p_drop, rng);  // [B,T,D]
-    at(o.hooks, hook::mlp_out(layer), mlp);
+    if (o.hooks) o.hooks->at(hook::mlp_out(layer), mlp.value());
     return add(x1, mlp);
   }
   return mlp_residual(x1, h2, p(b + "mlp.fc.weight"), p(b + "mlp.fc.bias"), p(b + "mlp.proj.weight"),
@@ -97,18 +92,18 @@ Var Gpt::forward(std::span<const int32_t> ids, int64_t B, int64_t T, const Forwa
   MG_CHECK(static_cast<int64_t>(ids.size()) == B * T, "forward: ids do not fill [B,T]");
   MG_CHECK(T >= 1 && T <= config_.block_size, "forward: positions past block_size");
   Var x = embedding(p("tok_emb.weight"), ids, {B, T});  // [B,T,D]
-  at(o.hooks, hook::embed, x);
+  if (o.hooks) o.hooks->at(hook::embed, x.value());
   if (config_.position == "learned") {
     std::vector<int32_t> positions(static_cast<size_t>(T));
     for (int64_t t = 0; t < T; ++t) positions[t] = static_cast<int32_t>(t);
     Var pos = embedding(p("pos_emb.weight"), positions, {T});  // [T,D] broadcast over B
-    at(o.hooks, hook::pos_embed, pos);
+    if (o.hooks) o.hooks->at(hook::pos_embed, pos.value());
     x = add(x, pos);
   }
   for (int64_t layer = 0; layer < config_.n_layer; ++layer) {
-    at(o.hooks, hook::resid_pre(layer), x);
+    if (o.hooks) o.hooks->at(hook::resid_pre(layer), x.value());
     x = block(layer, x, o);
-    at(o.hooks, hook::resid_post(layer), x);
+    if (o.hooks) o.hooks->at(hook::resid_post(layer), x.value());
   }
   if (o.hooks && o.hooks->wants(hook::ln_final_scale)) {
     // ln_f computes its own scale; an edit of this copy would change nothing: reading only.
