@@ -13,6 +13,7 @@ installs python3-torch and python3-numpy). Nothing in the test suite needs it.
     /usr/bin/python3 scripts/torch_reference.py greedy --checkpoint CKPT --prompt 小丁 --max-new-tokens 200
     /usr/bin/python3 scripts/torch_reference.py train-bench --config configs/default.json --threads 2
     /usr/bin/python3 scripts/torch_reference.py sample-bench --config configs/default.json --kv-cache
+    /usr/bin/python3 scripts/torch_reference.py circuits --cases '[{"checkpoint": CKPT, "text": T, "answer": A, "against": B, "corrupt": T2}]'
 
 fixtures      writes tests/fixtures/golden_rope.safetensors and golden_learned.safetensors:
               a small model's initial parameters, a batch of corpus windows, the logits,
@@ -962,7 +963,15 @@ def build_parser():
     p.add_argument("--warmup", type=int, default=20, help="symbols drawn (untimed) before timing")
     p.add_argument("--kv-cache", action="store_true")
     p.add_argument("--seed", type=int, default=1337)
+    p = command("circuits", run_circuits, "inspect-heads' attribution, patching and composition (float64); JSON")
+    p.add_argument("--cases", required=True,
+                   help='JSON list of {"checkpoint", "text", "answer", "against", "corrupt"}')
     return parser
+
+
+def run_circuits(args):
+    import torch_circuits  # the circuit modes live beside this file, in their own
+    torch_circuits.cmd_circuits(args, sys.modules[__name__])
 
 
 def main(argv=None):

@@ -247,9 +247,10 @@ TEST(ContextShiftTest, ShiftedKeysEqualThePreRopeKeysRotatedToTheirNewPositions)
     std::vector<Tensor> streams;  // entering each block, [1,T,D]
     {
       NoGradGuard no_grad;
-      ForwardOptions options;
-      options.residual_streams = &streams;
-      model.forward(text, 1, T, options);
+      ForwardHooks hooks;
+      for (int64_t layer = 0; layer < c.config.n_layer; ++layer) hooks.record(hook::resid_pre(layer));
+      model.forward(text, 1, T, {.hooks = &hooks});
+      for (int64_t layer = 0; layer < c.config.n_layer; ++layer) streams.push_back(hooks[hook::resid_pre(layer)]);
     }
     for (int64_t count : {int64_t{1}, T / 2, T - 1}) {
       Decoder decoder(model);

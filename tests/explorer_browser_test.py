@@ -13,6 +13,8 @@ python3-selenium; fonts-noto-cjk draws the symbols) over pages opened from disk:
   3. an 8-layer x 8-head model with block_size 256 (a config written here) on 256
      symbols: "no probe" is said, a hovered weight matches, and the page is ready in
      under 2 s.
+In page 2 the circuit section (issue 30) is held to inspect-heads --attribution, --patch
+and --composition: the attribution bars, each head's patching restoration, the graph's edges.
 Any error in the browser console fails the test. Prints each page's size and load time.
 Usage: explorer_browser_test.py MINI_GPT_BINARY SOURCE_DIR
 """
@@ -237,6 +239,48 @@ def main():
         options = [o.get_attribute("value") for o in Select(driver.find_element("id", "run-role-select")).options]
         check("previous_token" in options and "induction" in options, f"head-role curves offer {options}")
         check(len(driver.find_elements("css selector", "#run-roles polyline")) == 2, "the role chart has no line per head")
+        # The circuit section against the circuit modes' JSON: the attribution bars at the
+        # answer position, each head's patching restoration for the page's question against
+        # the partner the page names, and the composition graph's edges.
+        hover(driver, f"sym-{P}")
+        circuit = driver.execute_script("return JSON.parse(document.getElementById('explorer-data').textContent).circuit")
+        attribution = json.loads(run(binary, "inspect-heads", "--config", config, "--seed", "3", "--attribution", "--text",
+                                     QUESTION, "--format", "json")[0])
+        table = driver.find_element("id", "attribution-table")
+        check(int(table.get_attribute("data-position")) == P, f"attribution bars at {table.get_attribute('data-position')}")
+        worst = 0.0
+        for i, part in enumerate(attribution["parts"]):
+            bar = driver.find_element("id", f"attr-part-{i}")
+            check(bar.get_attribute("data-name") == part["name"], f"attribution bar {i} is {bar.get_attribute('data-name')}")
+            worst = max(worst, abs(float(bar.get_attribute("data-value")) - part["difference"]))
+        check(worst <= 1e-6, f"attribution bars differ from --attribution by {worst}")
+        patching = circuit["patching"]
+        check(patching["available"], f"no patching on the probe question: {patching}")
+        patch = json.loads(run(binary, "inspect-heads", "--config", config, "--seed", "3", "--patch", "--clean", QUESTION,
+                               "--corrupt", patching["corrupt"], "--answer", patching["answer"], "--against",
+                               patching["against"], "--format", "json")[0])
+        patch_worst = max(abs(float(driver.find_element("id", f"patch-head-{l}-{h}").get_attribute("data-value")) -
+                              patch["heads"][l][h]) for l in range(4) for h in range(2))
+        check(patch_worst <= 1e-6, f"patching heads differ from --patch by {patch_worst}")
+        check(patching["corrupt"] in driver.find_element("id", "patching-note").text, "the page does not name its partner")
+        composition = json.loads(run(binary, "inspect-heads", "--config", config, "--seed", "3", "--composition",
+                                     "--format", "json")[0])
+        base = composition["baseline"]
+        strong = sorted((max(p[m] / base[m] for m in "qkv") for p in composition["pairs"]), reverse=True)
+        expected_edges = min(40, sum(1 for r in strong if r >= 1.5))
+        nodes = driver.find_elements("css selector", "#circuit-graph g.node")
+        check(len(nodes) == 8, f"the graph has {len(nodes)} head nodes, the model 8 heads")
+        edges = driver.find_elements("css selector", "#circuit-graph line.edge")
+        check(len(edges) == expected_edges, f"the graph draws {len(edges)} edges, --composition has {expected_edges} above 1.5 x")
+        if edges:
+            first = edges[0]
+            writer, reader = first.get_attribute("data-writer"), first.get_attribute("data-reader")
+            pair = next(p for p in composition["pairs"] if ".".join(map(str, p["writer"])) == writer and
+                        ".".join(map(str, p["reader"])) == reader)
+            mode = first.get_attribute("data-mode")
+            check(abs(float(first.get_attribute("data-score")) - pair[mode]) <= 1e-6, f"edge {writer}->{reader} score")
+        print(f"circuit section checked against --attribution, --patch and --composition: bars within {worst:.1e}, "
+              f"heads within {patch_worst:.1e}, {len(edges)} graph edges")
         expect_clean_console(driver, "default model")
         size_a = os.path.getsize(page_a)
 
@@ -264,6 +308,8 @@ def main():
         Select(driver.find_element("id", "layer-select")).select_by_value("5")
         hover(driver, "sym-200")
         expect_weights(driver, 5, 6, 200, row, "8 x 8 model")
+        check("no patching on this page" in driver.find_element("id", "patching-note").text,
+              "the big page (no probe) does not say why it has no patching")
         dom_nodes = driver.execute_script("return document.getElementsByTagName('*').length")
         # O(T) elements (the symbols, the trace's score table), never one per cell of a T x T matrix.
         check(dom_nodes < 4000, f"the big page has {dom_nodes} elements")

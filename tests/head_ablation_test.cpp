@@ -1,4 +1,4 @@
-// Head ablation: zero-ablation through ForwardOptions::ablations equals zeroing the head's
+// Head ablation: zero-ablation through an edit of hook_z (nn/hooks.h) equals zeroing the head's
 // columns of Wo (a second way to silence it), out-of-range heads are refused, mean-ablation substitutes the heads' mean output, "L.H" parsing and its errors, and
 // score_probe's ablations change the answers only through the ablated heads.
 #include <gtest/gtest.h>
@@ -13,9 +13,9 @@ namespace {
 
 const std::u32string kText = U"小丁拿着红色的苹果。谁拿着红色的苹果？小丁。";
 
-std::vector<float> logits(Gpt& model, const std::vector<int32_t>& ids, const ForwardOptions& o) {
+std::vector<float> logits(Gpt& model, const std::vector<int32_t>& ids, ForwardHooks* hooks = nullptr) {
   NoGradGuard no_grad;
-  const Tensor t = model.forward(ids, 1, static_cast<int64_t>(ids.size()), o).value();
+  const Tensor t = model.forward(ids, 1, static_cast<int64_t>(ids.size()), {.hooks = hooks}).value();
   return std::vector<float>(t.data(), t.data() + t.numel());
 }
 
@@ -26,16 +26,15 @@ TEST(HeadAblation, ZeroAblationEqualsZeroingTheHeadsColumnsOfWo) {
   Gpt model = test::small_model(2, 16, 32, vocab.size(), 7);
   const std::vector<int32_t> ids = vocab.encode(kText, "text");
   const std::vector<HeadAblation> list{{1, 0, {}}};
-  ForwardOptions ablated;
-  ablated.ablations = list;
-  const std::vector<float> by_ablation = logits(model, ids, ablated);
-  EXPECT_NE(logits(model, ids, {}), by_ablation);
+  ForwardHooks ablated = ablation_hooks(list);
+  const std::vector<float> by_ablation = logits(model, ids, &ablated);
+  EXPECT_NE(logits(model, ids), by_ablation);
 
   const int64_t D = 16, d = 8;
   Tensor& wo = model.parameters().get("blocks.1.attn.out_proj.weight").value();
   for (int64_t row = 0; row < D; ++row)
     for (int64_t col = 0; col < d; ++col) wo[row * D + 0 * d + col] = 0.0f;
-  const std::vector<float> by_weights = logits(model, ids, {});
+  const std::vector<float> by_weights = logits(model, ids);
   ASSERT_EQ(by_ablation.size(), by_weights.size());
   for (size_t i = 0; i < by_weights.size(); ++i) EXPECT_NEAR(by_ablation[i], by_weights[i], 1e-5f) << i;
 }
@@ -47,9 +46,8 @@ TEST(HeadAblation, AHeadOutsideTheLayerIsRefused) {
   for (const HeadAblation& bad : {HeadAblation{0, 2, {}}, HeadAblation{0, -1, {}}, HeadAblation{2, 0, {}},
                                    HeadAblation{1, 0, {1.0f}}}) {
     const std::vector<HeadAblation> list{bad};
-    ForwardOptions o;
-    o.ablations = list;
-    EXPECT_THROW(logits(model, ids, o), Error) << bad.head;
+    ForwardHooks o = ablation_hooks(list);
+    EXPECT_THROW(logits(model, ids, &o), Error) << bad.head;
   }
 }
 
@@ -63,25 +61,21 @@ TEST(HeadAblation, MeansAreTheCapturedOutputsAveragedAndMeanAblationWritesThem) 
   // Recompute the mean of layer 1, head 1 from the capture hook.
   std::vector<double> sum(d, 0.0);
   for (const auto& ids : {a, b}) {
-    std::vector<Tensor> outputs;
-    ForwardOptions o;
-    o.head_outputs = &outputs;
-    logits(model, ids, o);
+    ForwardHooks o;
+    o.record(hook::z(1));
+    logits(model, ids, &o);
     const int64_t T = static_cast<int64_t>(ids.size());
     for (int64_t t = 0; t < T; ++t)
-      for (int64_t j = 0; j < d; ++j) sum[j] += outputs[1].data()[(1 * T + t) * d + j];
+      for (int64_t j = 0; j < d; ++j) sum[j] += o[hook::z(1)].data()[(1 * T + t) * d + j];
   }
   for (int64_t j = 0; j < d; ++j) EXPECT_NEAR(means[3][j], sum[j] / 21.0, 1e-6);
-  // Mean-ablated, layer 1 head 1's captured output... is captured before the ablation; the
-  // logits change, and ablating with the mean differs from ablating with zeros.
+  // Mean-ablated, the logits change, and ablating with the mean differs from ablating with zeros.
   const auto ablations = parse_ablations({"1.1"}, model.config(), &means);
   ASSERT_EQ(ablations.size(), 1u);
   EXPECT_EQ(ablations[0].value, means[3]);
-  ForwardOptions with_mean, with_zero;
-  with_mean.ablations = ablations;
   const std::vector<HeadAblation> zero{{1, 1, {}}};
-  with_zero.ablations = zero;
-  EXPECT_NE(logits(model, a, with_mean), logits(model, a, with_zero));
+  ForwardHooks with_mean = ablation_hooks(ablations), with_zero = ablation_hooks(zero);
+  EXPECT_NE(logits(model, a, &with_mean), logits(model, a, &with_zero));
 }
 
 TEST(HeadAblation, ParseErrors) {

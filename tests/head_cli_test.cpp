@@ -4,6 +4,7 @@
 // --format json, eval --ablate, and their one-line errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -95,6 +96,65 @@ TEST_F(HeadCliTest, EvalAblate) {
   bad = run({"eval", "--checkpoint", ckpt(), "--text-file", probe(), "--ablate", "0.0"});
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("give --probe FILE"), std::string::npos) << bad.err;
+}
+
+// Issue 30's circuit modes end to end: each prints its numbers (the JSON's parts sum to
+// the difference, the lens has a stage per block and one for the embedding, composition one
+// pair per earlier and later head, patching the whole stream restores 1), and each refuses
+// options it does not use and bad input with one line, exit 2.
+TEST_F(HeadCliTest, CircuitModes) {
+  const std::string text = "丁拿着红色的苹果。谁拿着苹果？小";  // 16 symbols, the block
+  auto a = run({"inspect-heads", "--checkpoint", ckpt(), "--attribution", "--text", text, "--format", "json"});
+  ASSERT_EQ(a.status, 0) << a.err;
+  const json attribution = json::parse(a.out);
+  double sum = 0.0;
+  for (const auto& part : attribution["parts"]) sum += part["difference"].get<double>();
+  EXPECT_NEAR(sum, attribution["difference"].get<double>(), 1e-4);
+  EXPECT_EQ(attribution["parts"].size(), 8u);  // embed, 2 x (2 heads, mlp), ln_f.bias
+  auto table = run({"inspect-heads", "--checkpoint", ckpt(), "--attribution", "--text", text, "--answer", "丁"});
+  ASSERT_EQ(table.status, 0) << table.err;
+  EXPECT_NE(table.out.find("answer \"丁\""), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("frozen"), std::string::npos) << table.out;
+  auto lens = run({"inspect-heads", "--checkpoint", ckpt(), "--logit-lens", "--text", text, "--format", "json"});
+  ASSERT_EQ(lens.status, 0) << lens.err;
+  EXPECT_EQ(json::parse(lens.out)["stages"].size(), 3u);
+  auto composition = run({"inspect-heads", "--checkpoint", ckpt(), "--composition", "--format", "json"});
+  ASSERT_EQ(composition.status, 0) << composition.err;
+  EXPECT_EQ(json::parse(composition.out)["pairs"].size(), 4u);
+  const std::string svg = (dir_ / "patch.svg").string();
+  auto patch = run({"inspect-heads", "--checkpoint", ckpt(), "--patch", "--clean", text, "--corrupt",
+                    "丁拿着红色的果苹。谁拿着苹果？小", "--svg", svg, "--format", "json"});
+  ASSERT_EQ(patch.status, 0) << patch.err;
+  const json patched = json::parse(patch.out);
+  EXPECT_EQ(patched["whole_streams"][1].get<double>(), 1.0);
+  EXPECT_EQ(patched["streams"][0].size(), text.size() / 3);  // one per symbol (3 UTF-8 bytes each)
+  EXPECT_NE(test::read_text(svg).find("<svg"), std::string::npos);
+  auto probe_patch = run({"inspect-heads", "--checkpoint", ckpt(), "--patch", "--probe", probe()});
+  ASSERT_EQ(probe_patch.status, 0) << probe_patch.err;
+
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"--attribution", "--text", text, "--layer", "0"}, "--layer is not used by --attribution"},
+      {{"--composition", "--text", text}, "--text is not used by --composition"},
+      {{"--logit-lens", "--text", text, "--svg", svg}, "--svg is not used by --logit-lens"},
+      {{"--attribution", "--patch", "--text", text}, "give one mode"},
+      {{"--answer", "丁", "--text", text}, "--answer goes with"},
+      {{"--attribution", "--text", text, "--answer", "丁丁"}, "give exactly one"},
+      {{"--attribution", "--text", text, "--answer", "Z"}, "not in the model's vocabulary"},
+      {{"--attribution", "--text", text, "--position", "16"}, "--position 16 is out of range"},
+      {{"--logit-lens", "--text", "小Z"}, "not in the vocabulary"},
+      {{"--patch", "--clean", text, "--corrupt", "小丁"}, "equal length"},
+      {{"--patch", "--clean", text}, "--patch needs --clean TEXT and --corrupt TEXT"},
+      {{"--patch", "--probe", probe(), "--answer", "丁"}, "--answer is not used by --patch --probe"},
+      {{"--attribution", "--text", text + text}, "block_size"},
+  };
+  for (const auto& [args, message] : refused) {
+    std::vector<std::string> full = {"inspect-heads", "--checkpoint", ckpt()};
+    full.insert(full.end(), args.begin(), args.end());
+    auto r = run(full);
+    EXPECT_EQ(r.status, 2) << message << "\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;  // one line
+  }
 }
 
 }  // namespace

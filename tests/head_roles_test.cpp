@@ -224,12 +224,13 @@ TEST(HeadRoles, CopyForwardIsTheSourceRowsWeightOnTheSymbolBeforeIt) {
   o.probes = &probes;
   const RoleReport r = score_head_roles(model, vocab, o);
   std::vector<Tensor> w;
-  ForwardOptions capture;
-  capture.projected_weights = &w;
   {
     NoGradGuard no_grad;
+    ForwardHooks hooks;
+    hooks.record(hook::pattern(0));
     const std::vector<int32_t> ids = vocab.encode(text, "text");
-    model.forward(ids, 1, static_cast<int64_t>(ids.size()), capture);
+    model.forward(ids, 1, static_cast<int64_t>(ids.size()), {.hooks = &hooks});
+    w.push_back(hooks[hook::pattern(0)]);
   }
   const int64_t T = static_cast<int64_t>(text.size());
   for (int64_t h = 0; h < 2; ++h) {

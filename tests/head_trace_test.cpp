@@ -1,11 +1,13 @@
 // inspect-heads --trace: every number the trace prints, held against an independent plain-loop
 // forward pass in double written here from docs/model.md (LayerNorm, split_heads, RoPE,
 // causal softmax, Wo, exact-erf GELU MLP, ln_f, vocabulary head), and against the real
-// forward's projected_weights, at a query position past 32, for both position types.
+// forward's projected_weights and hook_z, at a query position past 32, for both position
+// types; its logit push for a symbol is --attribution's part for the head.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "jobs/head_attribution.h"
 #include "jobs/head_trace.h"
 #include "core/error.h"
 #include "model_support.h"
@@ -162,6 +164,14 @@ TEST_P(HeadTraceTest, EveryNumberEqualsTheForwardPassPastPosition32) {
   Gpt model = sharp_model(GetParam(), vocab.size());
   const std::vector<int32_t> ids = vocab.encode(text, "text");
   const Reference ref = reference_forward(model, ids);
+  std::vector<Tensor> z_of;  // [1,H,T,d] per layer, from the forward's named points
+  {
+    NoGradGuard no_grad;
+    ForwardHooks hooks;
+    for (int64_t l = 0; l < 2; ++l) hooks.record(hook::z(l));
+    model.forward(ids, 1, static_cast<int64_t>(ids.size()), {.hooks = &hooks});
+    for (int64_t l = 0; l < 2; ++l) z_of.push_back(hooks[hook::z(l)]);
+  }
   const double tol = 1e-5;
   const int64_t D = 16, d = 8, V = vocab.size();
   for (int64_t layer : {0, 1})
@@ -190,6 +200,9 @@ TEST_P(HeadTraceTest, EveryNumberEqualsTheForwardPassPastPosition32) {
           }
         }
         expect_near_all(tr.head_output, blk.out[head][P], tol, at + " head output");
+        // The forward's own hook_z row, which attribution and patching read, is the same vector.
+        const std::vector<double> z(z_of[layer].data() + (head * tr.T + P) * d, z_of[layer].data() + (head * tr.T + P + 1) * d);
+        expect_near_all(tr.head_output, z, tol, at + " hook_z");
         expect_near_all(tr.contribution, blk.contribution[head][P], tol, at + " contribution");
         // Direct logit attribution: centred contribution / final sigma * ln_f.weight, through head.
         const auto& fin = ref.final_residual[P];
@@ -208,6 +221,11 @@ TEST_P(HeadTraceTest, EveryNumberEqualsTheForwardPassPastPosition32) {
                        value(model, "ln_f.weight")[j];
         expect_near_all(tr.logit_push, push, tol, at + " logit push");
         ASSERT_FALSE(tr.top_up.empty());
+        // --attribution's part for this head is the same push, for its answer.
+        const Attribution a = attribute_logits(model, vocab, ids, {P, tr.top_up[0].id, std::nullopt});
+        const AttributionPart& part = a.parts[static_cast<size_t>((GetParam() == std::string("learned") ? 2 : 1) + layer * 3 + head)];
+        ASSERT_EQ(part.name, "L" + std::to_string(layer) + ".H" + std::to_string(head));
+        EXPECT_NEAR(part.logit, tr.top_up[0].logit, tol) << at;
         EXPECT_NEAR(tr.top_up[0].logit, *std::max_element(push.begin(), push.end()), tol);
         // The printout carries these numbers at 6 decimals.
         const std::string printed = format_trace(tr);

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/inspect_heads.h"
 #include "data/corpus.h"
 #include "data/utf8.h"
 #include "data/probe.h"
@@ -30,29 +31,6 @@
 #include "core/error.h"
 
 namespace mg::cli {
-namespace {
-
-struct InspectHeadsOptions {
-  std::string checkpoint, config, text, format = "table";
-  std::optional<std::string> svg;  // optional: "--svg ''" is refused, not ignored
-  std::optional<std::string> html, run;  // issue 16: the head explorer page, a run's curves in it
-  std::optional<uint64_t> seed;
-  std::optional<int64_t> layer, head, position;
-  bool weights = false;
-  // Issue 15: what each head does.
-  std::optional<std::string> trace, probe, text_file;
-  std::vector<std::string> compare;  // two checkpoints
-  bool roles = false, circuits = false, mean_ablation = false, text_given = false;
-  int64_t top = 10;
-  ComputeOptions compute;
-};
-
-// The model and its vocabulary, from whichever source the options name.
-struct Subject {
-  Gpt model;
-  Vocab vocab;
-  std::string probe_path;  // the config's data.probe_path ("" when none)
-};
 
 Subject load_subject(const InspectHeadsOptions& o) {
   if (o.checkpoint.empty() == o.config.empty())
@@ -73,6 +51,9 @@ Subject load_subject(const InspectHeadsOptions& o) {
 }
 
 void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+namespace {
+
 
 // The probe set the role scores use: --probe, else the config's data.probe_path; none when
 // neither names one.
@@ -248,7 +229,8 @@ Run add_inspect_heads_command(CLI::App& app) {
       ->needs(config)
       ->check(unsigned_64());
   cmd->add_option("--text", o->text,
-                  "The text to read (at most block_size symbols); needed except with --roles and --circuits")
+                  "The text to read (at most block_size symbols); needed except with --roles, --circuits, --composition "
+                  "and --patch")
       ->each([o](const std::string&) { o->text_given = true; });
   cmd->add_option("--layer", o->layer, "Only this layer (0-based)");
   cmd->add_option("--head", o->head, "Only this head (0-based) of each layer");
@@ -267,7 +249,8 @@ Run add_inspect_heads_command(CLI::App& app) {
                 "Each head's role scores (previous-token, offset, current-token, first position, induction, "
                 "answer-finding, copy-forward; the last two also per question kind), its role and its "
                 "probe-accuracy drop when ablated, overall and per kind");
-  cmd->add_option("--probe", o->probe, "Probe set for --roles (default: the config's data.probe_path)");
+  cmd->add_option("--probe", o->probe, "Probe set for --roles (default: the config's data.probe_path), --attribution and --patch "
+                                      "(per question kind)");
   cmd->add_option("--text-file", o->text_file, "With --roles: score patterns on this file's block_size windows "
                                                 "instead of the probe prompts");
   cmd->add_flag("--mean-ablation", o->mean_ablation,
@@ -286,13 +269,16 @@ Run add_inspect_heads_command(CLI::App& app) {
                   "roles, ablation cost, traces and circuits (atomically; only a regular file is replaced)");
   cmd->add_option("--run", o->run, "With --html: also draw this run directory's metrics.jsonl (loss, probe accuracy, "
                                    "head roles when present)");
-  cmd->add_option("--top", o->top, "How many pairs (--circuits) or output symbols (--trace) to list (default 10)")
+  cmd->add_option("--top", o->top, "How many pairs (--circuits, --composition), output symbols (--trace, --logit-lens) or rows "
+                                  "(--patch) to list (default 10)")
       ->check(CLI::Range(int64_t{1}, int64_t{10000}));
+  add_circuit_options(*cmd, *o);
   o->compute.add_to(*cmd);
 
-  return [o]() {
+  return [o, cmd]() {
     const InspectHeadsOptions& opt = *o;
     opt.compute.apply();
+    if (run_circuit_mode(opt, *cmd)) return kExitOk;
     if (!opt.compare.empty()) {
       print(compare_command(opt, decode_utf8(opt.text, "--text")));
       std::fflush(stdout);

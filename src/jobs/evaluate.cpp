@@ -100,9 +100,9 @@ ProbeScore score_probe(Gpt& model, const Vocab& vocab, const std::vector<ProbeIt
     }
     std::vector<int32_t> batch(count * static_cast<size_t>(T), 0);
     for (size_t i = 0; i < count; ++i) std::copy(prompts[i].begin(), prompts[i].end(), batch.begin() + i * T);
-    ForwardOptions forward_options;
-    forward_options.ablations = ablations;
-    Tensor logits = model.forward(batch, static_cast<int64_t>(count), T, forward_options).value();  // [count,T,V]
+    ForwardHooks hooks = ablation_hooks(ablations);
+    Tensor logits =
+        model.forward(batch, static_cast<int64_t>(count), T, {.hooks = ablations.empty() ? nullptr : &hooks}).value();  // [count,T,V]
     for (size_t i = 0; i < count; ++i) {
       const float* row = logits.data() + (i * T + prompts[i].size() - 1) * V;
       const int64_t best = std::max_element(row, row + V) - row;  // first maximum: lowest id on a tie

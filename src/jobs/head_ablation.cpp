@@ -17,14 +17,15 @@ std::vector<std::vector<float>> head_output_means(Gpt& model, const std::vector<
   for (const auto& ids : texts) {
     if (ids.empty()) continue;
     const int64_t T = static_cast<int64_t>(ids.size());
-    std::vector<Tensor> outputs;  // per layer [1,H,T,d]
-    ForwardOptions capture;
-    capture.head_outputs = &outputs;
-    model.forward(ids, 1, T, capture);
-    for (int64_t l = 0; l < L; ++l)
+    ForwardHooks hooks;
+    for (int64_t l = 0; l < L; ++l) hooks.record(hook::z(l));
+    model.forward(ids, 1, T, {.hooks = &hooks});
+    for (int64_t l = 0; l < L; ++l) {
+      const float* z = hooks[hook::z(l)].data();  // [1,H,T,d]
       for (int64_t h = 0; h < H; ++h)
         for (int64_t t = 0; t < T; ++t)
-          for (int64_t j = 0; j < d; ++j) sums[l * H + h][j] += outputs[l].data()[(h * T + t) * d + j];
+          for (int64_t j = 0; j < d; ++j) sums[l * H + h][j] += z[(h * T + t) * d + j];
+    }
     positions += T;
   }
   std::vector<std::vector<float>> means(sums.size(), std::vector<float>(static_cast<size_t>(d), 0.0f));

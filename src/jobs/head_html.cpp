@@ -12,6 +12,7 @@
 #include "data/utf8.h"
 #include "explorer_assets.h"  // generated from src/jobs/explorer/ at build time
 #include "io/atomic_file.h"
+#include "jobs/circuit_explorer.h"
 #include "jobs/head_ablation.h"
 #include "jobs/head_circuits.h"
 #include "jobs/head_roles.h"
@@ -236,6 +237,8 @@ json explorer_data(Gpt& model, const Vocab& vocab, std::u32string_view text, con
   out["roles"] = roles_json(model, vocab, inspection.ids, o);
   out["traces"] = traces_json(model, vocab, text, what, traced_positions(c.n_layer, c.n_head, T, o.position));
   out["circuits"] = circuits_json(model, vocab);
+  out["circuit"] = circuit_explorer_json(model, vocab, inspection.ids, o.probes,
+                                         traced_positions(c.n_layer, c.n_head, T, o.position));
   out["run"] = o.run_dir ? run_curves(*o.run_dir) : json(nullptr);
   return out;
 }

@@ -88,11 +88,19 @@ TraceForward trace_forward(Gpt& model, const Vocab& vocab, std::u32string_view t
   const std::vector<int32_t> ids = encode_for_model(model, vocab, text, what);
   for (int32_t id : ids) f.tokens.push_back(vocab.symbol(id));
   NoGradGuard no_grad;
-  ForwardOptions capture;
-  capture.residual_streams = &f.streams;
-  capture.projected_weights = &f.weights;
-  model.forward(ids, 1, static_cast<int64_t>(ids.size()), capture);
-  MG_CHECK(static_cast<int64_t>(f.streams.size()) == model.config().n_layer + 1, "forward did not capture every residual stream");
+  const int64_t L = model.config().n_layer;
+  ForwardHooks hooks;
+  for (int64_t l = 0; l < L; ++l) {
+    hooks.record(hook::resid_pre(l));
+    hooks.record(hook::pattern(l));
+  }
+  hooks.record(hook::resid_post(L - 1));
+  model.forward(ids, 1, static_cast<int64_t>(ids.size()), {.hooks = &hooks});
+  for (int64_t l = 0; l < L; ++l) {
+    f.streams.push_back(hooks[hook::resid_pre(l)]);
+    f.weights.push_back(hooks[hook::pattern(l)]);
+  }
+  f.streams.push_back(hooks[hook::resid_post(L - 1)]);
   return f;
 }
 

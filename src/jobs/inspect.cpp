@@ -1,6 +1,6 @@
 // inspect-heads' computation: one forward that captures every layer's projected_weights
 // [1,H,T,T], then, for the importance of each selected head, the text's loss with that
-// head's output zeroed (Gpt's ForwardOptions::ablations).
+// head's output zeroed (an edit of blocks.L.attn.hook_z, nn/hooks.h).
 #include "jobs/inspect.h"
 
 #include <cmath>
@@ -24,14 +24,14 @@ double text_loss(Gpt& model, const std::vector<int32_t>& ids, const ForwardOptio
 std::vector<std::vector<float>> head_patterns(Gpt& model, const std::vector<int32_t>& ids) {
   NoGradGuard no_grad;
   const int64_t T = static_cast<int64_t>(ids.size()), H = model.config().n_head;
-  std::vector<Tensor> weights;  // per layer [1,H,T,T]
-  ForwardOptions capture;
-  capture.projected_weights = &weights;
-  model.forward(ids, 1, T, capture);
-  MG_CHECK(static_cast<int64_t>(weights.size()) == model.config().n_layer, "forward did not capture every layer");
+  ForwardHooks hooks;
+  for (int64_t l = 0; l < model.config().n_layer; ++l) hooks.record(hook::pattern(l));
+  model.forward(ids, 1, T, {.hooks = &hooks});
   std::vector<std::vector<float>> out;
-  for (const Tensor& w : weights)
+  for (int64_t l = 0; l < model.config().n_layer; ++l) {
+    const Tensor& w = hooks[hook::pattern(l)];  // [1,H,T,T]
     for (int64_t h = 0; h < H; ++h) out.emplace_back(w.data() + h * T * T, w.data() + (h + 1) * T * T);
+  }
   return out;
 }
 
@@ -104,10 +104,9 @@ Inspection inspect_heads(Gpt& model, const Vocab& vocab, std::u32string_view tex
       head.projected_weights = std::move(patterns[static_cast<size_t>(l * c.n_head + h)]);
       head.summary = summarize_weights(head.projected_weights, r.T);
       if (score) {
-        const HeadAblation zeroed{l, h, {}};
-        ForwardOptions ablate;
-        ablate.ablations = std::span(&zeroed, 1);
-        head.summary.ablated_loss = text_loss(model, r.ids, ablate);
+        ForwardHooks zeroed;
+        add_ablation(zeroed, {l, h, {}});
+        head.summary.ablated_loss = text_loss(model, r.ids, {.hooks = &zeroed});
         head.summary.importance = *head.summary.ablated_loss - *r.loss;
       }
       r.heads.push_back(std::move(head));

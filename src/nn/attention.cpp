@@ -14,29 +14,9 @@
 #include "kernels/softmax.h"
 #include "nn/decoder.h"
 #include "nn/gpt.h"
+#include "nn/hooks.h"
 
 namespace mg {
-namespace {
-
-// Replaces head outputs as options.ablations asks (inference only). heads [B,H,T,d].
-void ablate_heads(Tensor& heads, int64_t layer, const ForwardOptions& options) {
-  const int64_t B = heads.dim(0), H = heads.dim(1), T = heads.dim(2), d = heads.dim(3);
-  for (const HeadAblation& ablation : options.ablations) {
-    if (ablation.layer != layer) continue;
-    MG_CHECK(!grad_enabled(), "head ablation is for inference only");
-    MG_CHECK(ablation.head >= 0 && ablation.head < H, "head ablation: head out of range");
-    MG_CHECK(ablation.value.empty() || static_cast<int64_t>(ablation.value.size()) == d, "head ablation: value is not [d]");
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t t = 0; t < T; ++t) {
-        float* row = heads.data() + ((b * H + ablation.head) * T + t) * d;  // [d] of [B,H,T,d]
-        if (ablation.value.empty()) std::memset(row, 0, sizeof(float) * d);
-        else std::memcpy(row, ablation.value.data(), sizeof(float) * d);
-      }
-  }
-}
-
-}  // namespace
-
 Var causal_self_attention(const Var& x, const Var& h, const Parameters& params, int64_t layer, int64_t n_head,
                           const RopeTable* rope, float p_drop, Rng& rng, const ForwardOptions& options) {
   const std::string attn = "blocks." + std::to_string(layer) + ".attn.";
@@ -50,9 +30,26 @@ Var causal_self_attention(const Var& x, const Var& h, const Parameters& params, 
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));  // the head width d: each dot product's length
   const Var& wo = params.get(attn + "out_proj.weight");
 
-  // Steps 2 to 5, op by op: with dropout on the weights or the branch, or when the heads'
-  // outputs are wanted one by one (inspection, ablation).
-  if (p_drop > 0.0f || options.head_outputs || !options.ablations.empty()) {
+  // The points a reader may ask for (nn/hooks.h); none without hooks.
+  ForwardHooks* hooks = options.hooks;
+  const std::string pattern_point = hooks ? hook::pattern(layer) : std::string();
+  const std::string z_point = hooks ? hook::z(layer) : std::string();
+  const std::string out_point = hooks ? hook::attn_out(layer) : std::string();
+  const bool attn_out_wanted = hooks && hooks->wants(out_point);
+
+  // 6. Out projection onto the residual stream: x + merged Wo^T, the product and the sum
+  //    in one GEMM, unless a reader wants the branch merged Wo^T [B,T,D] on its own.
+  auto out_projection = [&](const Var& merged) {
+    if (p_drop > 0.0f) return add(x, dropout(linear(merged, wo), p_drop, rng));
+    if (!attn_out_wanted) return linear_residual(x, merged, wo);
+    Var branch = linear(merged, wo);
+    hooks->at(out_point, branch.value());
+    return add(x, branch);
+  };
+
+  // Steps 2 to 5, op by op: with dropout on the weights or the branch, or when a reader
+  // wants the heads' outputs one by one (inspection, ablation, patching) or edits the weights.
+  if (p_drop > 0.0f || (hooks && (hooks->wants(z_point) || hooks->edited(pattern_point)))) {
     // 2. Split heads, RoPE:                                         [B,T,3D] -> [3,B,H,T,d]
     //      q = rope(split_heads(q)), k = rope(split_heads(k)), v = split_heads(v), positions from 0
     Var heads_qkv = split_qkv_heads(qkv, H, rope, 0);
@@ -63,30 +60,25 @@ Var causal_self_attention(const Var& x, const Var& h, const Parameters& params, 
     //      causal_attention_weights: the scale is the batched GEMM's alpha, the softmax runs in
     //      place, and only w is kept for the backward.
     Var w = causal_attention_weights(q, k, scale);
-    if (options.projected_weights) options.projected_weights->push_back(w.value());
+    if (hooks) hooks->at(pattern_point, w.value());
 
     // 4. Weighted sum of the values:                  w [B,H,T,T] @ v [B,H,T,d] -> [B,H,T,d]
     Var heads = matmul(dropout(w, p_drop, rng), v);
-    if (options.head_outputs) options.head_outputs->push_back(heads.value().clone());
-    ablate_heads(heads.value(), layer, options);
+    if (hooks) hooks->at(z_point, heads.value());
 
     // 5. Merge heads:                                              [B,H,T,d] -> [B,T,H,d] = [B,T,D]
-    Var merged = merge_heads(heads);
-
-    // 6. Out projection onto the residual stream: x + merged Wo^T                     [B,T,D]
-    return p_drop > 0.0f ? add(x, dropout(linear(merged, wo), p_drop, rng)) : linear_residual(x, merged, wo);
+    return out_projection(merge_heads(heads));
   }
 
   // Steps 2 to 5 fused (kernels/attention.h): causal_attention reads each head's q, k, v from
   // the rows, rotates q and k, computes w and w v in the thread's cache, skipping the blocks
   // the mask zeroes, and writes the heads merged, [B,T,3D] -> [B,T,D]; its backward writes
   // dq, dk, dv back into the rows. No split or merged copy of the heads is ever made.
+  const bool pattern_wanted = hooks && hooks->wants(pattern_point);
   Tensor w;
-  Var merged = causal_attention(qkv, H, rope, scale, options.projected_weights ? &w : nullptr);
-  if (options.projected_weights) options.projected_weights->push_back(w);
-
-  // 6. Out projection onto the residual stream, the product and the sum in one GEMM.
-  return linear_residual(x, merged, wo);
+  Var merged = causal_attention(qkv, H, rope, scale, pattern_wanted ? &w : nullptr);
+  if (pattern_wanted) hooks->at(pattern_point, w);  // recorded only: an edit takes the path above
+  return out_projection(merged);
 }
 
 // ---- Generation: the Decoder's attention over its KV cache ------------------------------

@@ -40,6 +40,27 @@ void Gpt::initialize(Rng& rng) {
   }
 }
 
+namespace {
+
+// ln_f's scale sqrt(var + eps) of each row of the final stream x [B,T,D] -> [B,T,1], in
+// double as docs/model.md section 2.2 states it: the divisor direct logit attribution
+// freezes (TransformerLens's ln_final.hook_scale).
+Tensor layer_norm_scale(const Tensor& x, double eps) {
+  const int64_t D = x.dim(2), rows = x.numel() / D;
+  Tensor scale = Tensor::empty({x.dim(0), x.dim(1), 1});
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = x.data() + r * D;
+    double mean = 0.0, var = 0.0;
+    for (int64_t j = 0; j < D; ++j) mean += row[j];
+    mean /= static_cast<double>(D);
+    for (int64_t j = 0; j < D; ++j) var += (row[j] - mean) * (row[j] - mean);
+    scale.data()[r] = static_cast<float>(std::sqrt(var / static_cast<double>(D) + eps));
+  }
+  return scale;
+}
+
+}  // namespace
+
 Var Gpt::block(int64_t layer, const Var& x, const ForwardOptions& o) {
   const std::string b = "blocks." + std::to_string(layer) + ".";
   const float eps = static_cast<float>(config_.norm_eps);
@@ -51,13 +72,17 @@ Var Gpt::block(int64_t layer, const Var& x, const ForwardOptions& o) {
   Var h = layer_norm(x, p(b + "ln1.weight"), p(b + "ln1.bias"), eps);  // [B,T,D]
   Var x1 = causal_self_attention(x, h, params_, layer, config_.n_head,
                                  config_.position == "rope" ? &rope_table_ : nullptr, p_drop, rng, o);  // nn/attention.cpp
+  if (o.hooks) o.hooks->at(hook::resid_mid(layer), x1.value());
 
   // The MLP onto the residual: x1 + GELU(h2 W1^T + b1) W2^T + b2, hidden width mlp_ratio*D.
-  // With dropout on the branch it is composed op by op; else mlp_residual fuses it.
+  // With dropout on the branch, or when a reader wants the branch itself, it is composed
+  // op by op; else mlp_residual fuses it.
   Var h2 = layer_norm(x1, p(b + "ln2.weight"), p(b + "ln2.bias"), eps);  // [B,T,D]
-  if (p_drop > 0.0f) {
+  if (p_drop > 0.0f || (o.hooks && o.hooks->wants(hook::mlp_out(layer)))) {
     Var hidden = gelu(linear(h2, p(b + "mlp.fc.weight"), p(b + "mlp.fc.bias")));  // [B,T,mlp_ratio*D]
-    return add(x1, dropout(linear(hidden, p(b + "mlp.proj.weight"), p(b + "mlp.proj.bias")), p_drop, rng));
+    Var mlp = dropout(linear(hidden, p(b + "mlp.proj.weight"), p(b + "mlp.proj.bias")), p_drop, rng);  // [B,T,D]
+    if (o.hooks) o.hooks->at(hook::mlp_out(layer), mlp.value());
+    return add(x1, mlp);
   }
   return mlp_residual(x1, h2, p(b + "mlp.fc.weight"), p(b + "mlp.fc.bias"), p(b + "mlp.proj.weight"),
                       p(b + "mlp.proj.bias"));
@@ -66,20 +91,28 @@ Var Gpt::block(int64_t layer, const Var& x, const ForwardOptions& o) {
 Var Gpt::forward(std::span<const int32_t> ids, int64_t B, int64_t T, const ForwardOptions& o) {
   MG_CHECK(static_cast<int64_t>(ids.size()) == B * T, "forward: ids do not fill [B,T]");
   MG_CHECK(T >= 1 && T <= config_.block_size, "forward: positions past block_size");
-  for (const HeadAblation& ablation : o.ablations)  // the head is checked where it is ablated
-    MG_CHECK(ablation.layer >= 0 && ablation.layer < config_.n_layer, "head ablation: layer out of range");
   Var x = embedding(p("tok_emb.weight"), ids, {B, T});  // [B,T,D]
+  if (o.hooks) o.hooks->at(hook::embed, x.value());
   if (config_.position == "learned") {
     std::vector<int32_t> positions(static_cast<size_t>(T));
     for (int64_t t = 0; t < T; ++t) positions[t] = static_cast<int32_t>(t);
-    x = add(x, embedding(p("pos_emb.weight"), positions, {T}));  // [T,D] broadcast over B
+    Var pos = embedding(p("pos_emb.weight"), positions, {T});  // [T,D] broadcast over B
+    if (o.hooks) o.hooks->at(hook::pos_embed, pos.value());
+    x = add(x, pos);
   }
   for (int64_t layer = 0; layer < config_.n_layer; ++layer) {
-    if (o.residual_streams) o.residual_streams->push_back(x.value().clone());
+    if (o.hooks) o.hooks->at(hook::resid_pre(layer), x.value());
     x = block(layer, x, o);
+    if (o.hooks) o.hooks->at(hook::resid_post(layer), x.value());
   }
-  if (o.residual_streams) o.residual_streams->push_back(x.value().clone());
+  if (o.hooks && o.hooks->wants(hook::ln_final_scale)) {
+    // ln_f computes its own scale; an edit of this copy would change nothing: reading only.
+    MG_CHECK(!o.hooks->edited(hook::ln_final_scale), "ln_final.hook_scale is recorded, not edited");
+    Tensor scale = layer_norm_scale(x.value(), config_.norm_eps);
+    o.hooks->at(hook::ln_final_scale, scale);
+  }
   x = layer_norm(x, p("ln_f.weight"), p("ln_f.bias"), static_cast<float>(config_.norm_eps));
+  if (o.hooks) o.hooks->check_edits_reached();
   return linear(x, p("head.weight"));  // [B,T,V]
 }
 

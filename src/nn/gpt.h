@@ -9,32 +9,20 @@
 
 #include "autograd/ops.h"
 #include "kernels/rope.h"
+#include "nn/hooks.h"
 #include "nn/parameters.h"
 #include "core/random.h"
 #include "spec/model_config.h"
 
 namespace mg {
 
-// One head's output (w @ v, [d] per position) replaced before the out projection: by
-// zeros, or by a fixed vector (mean-ablation: the head's mean output over some texts).
-struct HeadAblation {
-  int64_t layer = 0, head = 0;
-  std::vector<float> value;  // [d], or empty for zeros
-};
-
 struct ForwardOptions {
   bool training = false;  // dropout on
   Rng* dropout_rng = nullptr;  // required when training with dropout > 0
-  // When set, receives each layer's projected_weights [B,H,T,T] (the softmax output).
-  std::vector<Tensor>* projected_weights = nullptr;
-  // Any number of heads replaced as HeadAblation says (eval --ablate, inspect-heads'
-  // importance and --roles). Inference only; a head outside the layer is an InternalError.
-  std::span<const HeadAblation> ablations;
-  // When set, receives the residual stream entering each block, then the one entering
-  // ln_f: n_layer + 1 copies [B,T,D] (inspect-heads --trace recomputes a head from them).
-  std::vector<Tensor>* residual_streams = nullptr;
-  // When set, receives each layer's head outputs w @ v [B,H,T,d], before any ablation.
-  std::vector<Tensor>* head_outputs = nullptr;
+  // The named activation points a reader records or edits (nn/hooks.h): attention
+  // patterns, head outputs, the residual stream, ablation and patching. Null (training,
+  // sampling, eval) records nothing and leaves the fused kernels in charge.
+  ForwardHooks* hooks = nullptr;
 };
 
 class Gpt {

@@ -209,6 +209,7 @@
     $('sym-' + state.pinned).classList.add('pinned');
     drawStrips();
     drawReadout();
+    drawAttribution();
     if (pin && tracedAt(t)) setTracePosition(t);
   }
 
@@ -617,6 +618,110 @@
       (run.skipped ? `, ${run.skipped} lines skipped (not JSON)` : '') }));
   }
 
+  // ---- the circuit: attribution bars, the patching heatmap, the composition graph ------------
+  // Red adds to (restores) the answer's side, blue takes away; |value| / scale is the strength.
+  function signedColour(v, scale) {
+    const t = scale > 0 ? Math.min(1, Math.abs(v) / scale) : 0, fade = Math.round(255 * (1 - t));
+    return v >= 0 ? `rgb(255,${fade},${fade})` : `rgb(${fade},${fade},255)`;
+  }
+  const circuit = data.circuit;
+
+  // Each part of the final stream at the query (or the last position, where the query has
+  // none) and its share of the logit difference, as a bar.
+  function drawAttribution() {
+    const at = circuit.attribution.at, P = at[String(state.query)] ? state.query : T - 1, a = at[String(P)];
+    const scale = Math.max(1e-12, ...a.parts.map((p) => Math.abs(p.difference)));
+    const table = el('table', { id: 'attribution-table', 'data-position': P });
+    a.parts.forEach((p, i) => {
+      const bar = el('div', { class: 'bar', style: `width:${(60 * Math.abs(p.difference)) / scale}px;` +
+        `background:${signedColour(p.difference, scale)};margin-left:${p.difference >= 0 ? 60 : 60 - (60 * Math.abs(p.difference)) / scale}px` });
+      table.append(el('tr', { id: `attr-part-${i}`, 'data-name': p.name, 'data-value': p.difference },
+        el('td', { text: p.name }), el('td', { class: 'bar-cell' }, bar), el('td', { text: signed(p.difference, 4) })));
+    });
+    $('attribution-note').textContent = `position ${P} ${label(P)}` + (P !== state.query ? ' (the query has no precomputed attribution)' : '') +
+      `: answer ${a.answer} against ${a.against}, logit difference ${fixed(a.difference, 4)}; each part through ln_f with ` +
+      'its scale frozen from the whole stream (direct logit attribution, as TransformerLens computes it)';
+    $('attribution').replaceChildren(table);
+  }
+
+  // Layers x positions: the corrupt run with the clean stream entering the block at one position.
+  function drawPatching() {
+    const p = circuit.patching;
+    if (!p.available) {
+      $('patching-note').textContent = `no patching on this page: ${p.reason}`;
+      return;
+    }
+    $('patching-note').textContent = `the corrupted partner ${p.corrupt} ; logit difference ${p.answer} − ${p.against}: ` +
+      `clean ${fixed(p.clean, 4)}, corrupt ${fixed(p.corrupt_difference, 4)}; each square the fraction restored, ` +
+      '(patched − corrupt) / (clean − corrupt), with the clean stream entering that layer at that position';
+    const left = 56, top = 22;  // room for the layer names and the clean text's symbols
+    const canvas = $('patching-canvas'), ctx = sizeCanvas(canvas, left + T * CELL, top + L * STRIP_ROW);
+    ctx.font = '13px sans-serif';
+    ctx.fillStyle = '#1a1a1a';
+    ctx.textAlign = 'center';
+    for (let t = 0; t < T; t++) ctx.fillText(label(t), left + (t + 0.5) * CELL, 15);
+    ctx.textAlign = 'right';
+    for (let l = 0; l < L; l++) ctx.fillText(`layer ${l}`, left - 6, top + (l + 0.7) * STRIP_ROW);
+    for (let l = 0; l < L; l++)
+      for (let t = 0; t < T; t++) {
+        ctx.fillStyle = signedColour(p.streams[l][t], 1);
+        ctx.fillRect(left + t * CELL + 1, top + l * STRIP_ROW + 1, CELL - 2, STRIP_ROW - 2);
+      }
+    canvas.addEventListener('mousemove', (e) => {
+      const r = canvas.getBoundingClientRect();
+      const t = Math.floor((e.clientX - r.left - left) / CELL), l = Math.floor((e.clientY - r.top - top) / STRIP_ROW);
+      if (t >= 0 && t < T && l >= 0 && l < L)
+        $('patching-hover').textContent = `layer ${l}, position ${t} ${label(t)}: restored ${fixed(p.streams[l][t], 4)}`;
+    });
+    const heads = el('table', { id: 'patching-heads' }, el('tr', {}, el('th', { text: 'head' }), el('th', { text: 'restored (its output from the clean run)' })));
+    for (let l = 0; l < L; l++)
+      for (let h = 0; h < H; h++)
+        heads.append(el('tr', { id: `patch-head-${l}-${h}`, 'data-value': p.heads[l][h] }, el('td', { text: `${l}.${h}` }),
+          el('td', { style: `background:${signedColour(p.heads[l][h], 1)}`, text: signed(p.heads[l][h], 4) })));
+    $('patching-heads-box').replaceChildren(heads);
+  }
+
+  // Heads as nodes (a column per layer), an edge from a writer to a later reader where a
+  // composition score is at least 1.5 times its random baseline (the 40 strongest), its
+  // width by that ratio, its colour by the mode (Q blue, K green, V red).
+  function drawGraph() {
+    const c = circuit.composition, base = c.baseline, MODES = [['q', '#1f77b4'], ['k', '#2ca02c'], ['v', '#d62728']];
+    const edges = [];
+    for (const pair of c.pairs) {
+      const [mode, colour] = MODES.reduce((best, m) => (pair[m[0]] / base[m[0]] > pair[best[0]] / base[best[0]] ? m : best));
+      const ratio = pair[mode] / base[mode];
+      if (ratio >= 1.5) edges.push({ pair, mode, colour, ratio });
+    }
+    edges.sort((a, b) => b.ratio - a.ratio);
+    edges.length = Math.min(edges.length, 40);
+    const gapX = 110, gapY = Math.max(26, Math.min(48, 360 / H)), W = 40 + gapX * L, Hh = 30 + gapY * H;
+    const at = (l, h) => [30 + gapX * l, 24 + gapY * h];
+    const svg = svgEl('svg', { id: 'circuit-graph', width: W, height: Hh, role: 'img', 'aria-label': 'composition graph' });
+    for (const e of edges) {
+      const [x1, y1] = at(e.pair.writer[0], e.pair.writer[1]), [x2, y2] = at(e.pair.reader[0], e.pair.reader[1]);
+      const line = svgEl('line', { class: 'edge', x1, y1, x2, y2, stroke: e.colour, 'stroke-opacity': 0.7,
+        'stroke-width': Math.min(8, 1 + 2 * (e.ratio - 1.5)), 'data-writer': e.pair.writer.join('.'),
+        'data-reader': e.pair.reader.join('.'), 'data-mode': e.mode, 'data-score': e.pair[e.mode] });
+      line.append(svgEl('title', {}, `${e.pair.writer.join('.')} → ${e.pair.reader.join('.')}: ${e.mode.toUpperCase()}-composition ` +
+        `${fixed(e.pair[e.mode], 4)} (${fixed(e.ratio, 2)} × baseline); Q ${fixed(e.pair.q, 3)} K ${fixed(e.pair.k, 3)} V ${fixed(e.pair.v, 3)}`));
+      svg.append(line);
+    }
+    for (let l = 0; l < L; l++) {
+      svg.append(svgEl('text', { x: at(l, 0)[0], y: 12, 'text-anchor': 'middle', 'font-size': 11 }, `layer ${l}`));
+      for (let h = 0; h < H; h++) {
+        const [x, y] = at(l, h);
+        const node = svgEl('g', { class: 'node', id: `node-${l}-${h}` });
+        node.append(svgEl('circle', { cx: x, cy: y, r: 9, fill: '#fff', stroke: headColour(h), 'stroke-width': 2 }),
+          svgEl('text', { x, y: y + 3.5, 'text-anchor': 'middle', 'font-size': 9 }, `${l}.${h}`));
+        node.addEventListener('click', () => chooseHead(l, h));
+        svg.append(node);
+      }
+    }
+    $('graph-note').textContent = `${edges.length} edges: composition at least 1.5 × the mean of random matrices of the same shapes ` +
+      `(Q ${fixed(base.q, 3)}, K ${fixed(base.k, 3)}, V ${fixed(base.v, 3)}); blue Q, green K, red V; width by the ratio; click a head to open it`;
+    $('graph').replaceChildren(svg);
+  }
+
   // ---- start ---------------------------------------------------------------------------------
   drawHeader();
   buildLayerSelect();
@@ -626,6 +731,8 @@
   buildDetailEvents();
   setQuery(T - 1, true);
   chooseHead(0, 0);
+  drawPatching();
+  drawGraph();
   drawRun();
   document.body.dataset.readyMs = performance.now().toFixed(1);
   performance.mark('explorer-ready');

@@ -1,0 +1,168 @@
+// Activation patching through the forward's edits (jobs/head_patching.h): one recording
+// run of the clean text, then one corrupt run per patched activation, each with a single
+// edit (nn/hooks.h copy_head, copy_position).
+#include "jobs/head_patching.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "jobs/inspect.h"
+#include "jobs/logit_choice.h"
+
+namespace mg {
+namespace {
+
+// logit(answer) - logit(against) at the last position of logits [1,T,V].
+double difference(const Tensor& logits, LogitPair pair) {
+  const int64_t T = logits.dim(1), V = logits.dim(2);
+  const float* row = logits.data() + (T - 1) * V;
+  return static_cast<double>(row[pair.answer]) - static_cast<double>(row[pair.against]);
+}
+
+Tensor run(Gpt& model, const std::vector<int32_t>& ids, ForwardHooks* hooks) {
+  return model.forward(ids, 1, static_cast<int64_t>(ids.size()), {.hooks = hooks}).value();
+}
+
+// Both sweeps (or the heads alone) on two texts of equal length, with the pair fixed.
+Patching sweep(Gpt& model, const std::vector<int32_t>& clean, const std::vector<int32_t>& corrupt, LogitPair pair,
+               double clean_difference, double corrupt_difference, bool streams) {
+  const ModelConfig& c = model.config();
+  const int64_t L = c.n_layer, H = c.n_head, T = static_cast<int64_t>(clean.size());
+  Patching r;
+  r.n_layer = L;
+  r.n_head = H;
+  r.T = T;
+  r.answer = pair.answer;
+  r.against = pair.against;
+  r.clean = clean_difference;
+  r.corrupt = corrupt_difference;
+  // The clean run's activations. The streams come from a run that records nothing else,
+  // on the fused path the unpatched runs take (recording hook_z takes the op-by-op one,
+  // equal to float rounding): a stream patched whole then gives the clean logits bit for bit.
+  ForwardHooks source, stream_source;
+  for (int64_t l = 0; l < L; ++l) {
+    source.record(hook::z(l));
+    stream_source.record(hook::resid_pre(l));
+  }
+  run(model, clean, &source);
+  if (streams) run(model, clean, &stream_source);
+  auto restored = [&](ForwardHooks& patch) {
+    return (difference(run(model, corrupt, &patch), pair) - corrupt_difference) / (clean_difference - corrupt_difference);
+  };
+  for (int64_t l = 0; l < L; ++l)
+    for (int64_t h = 0; h < H; ++h) {
+      ForwardHooks patch;
+      patch.edit(hook::z(l), copy_head(h, source[hook::z(l)]));
+      r.heads.push_back(restored(patch));
+    }
+  if (!streams) return r;
+  for (int64_t l = 0; l < L; ++l) {
+    for (int64_t t = 0; t < T; ++t) {
+      ForwardHooks patch;
+      patch.edit(hook::resid_pre(l), copy_position(t, stream_source[hook::resid_pre(l)]));
+      r.streams.push_back(restored(patch));
+    }
+    ForwardHooks patch;
+    patch.edit(hook::resid_pre(l), copy_position(-1, stream_source[hook::resid_pre(l)]));
+    r.whole_streams.push_back(restored(patch));
+  }
+  return r;
+}
+
+}  // namespace
+
+Patching patch_activations(Gpt& model, const Vocab& vocab, std::u32string_view clean_text,
+                           std::u32string_view corrupt_text, std::optional<int32_t> answer,
+                           std::optional<int32_t> against) {
+  const std::vector<int32_t> clean = encode_for_model(model, vocab, clean_text, "--clean");
+  const std::vector<int32_t> corrupt = encode_for_model(model, vocab, corrupt_text, "--corrupt");
+  if (clean.size() != corrupt.size())
+    throw InputError("--clean has " + std::to_string(clean.size()) + " symbols and --corrupt " +
+                     std::to_string(corrupt.size()) + ": patching needs texts of equal length");
+  NoGradGuard no_grad;
+  const int64_t V = model.config().vocab_size, T = static_cast<int64_t>(clean.size());
+  // The unpatched runs without hooks: the same fused path as a patched stream, so patching
+  // the whole stream entering the last block gives the clean logits bit for bit.
+  const Tensor clean_logits = run(model, clean, nullptr), corrupt_logits = run(model, corrupt, nullptr);
+  const float* clean_row = clean_logits.data() + (T - 1) * V;
+  const float* corrupt_row = corrupt_logits.data() + (T - 1) * V;
+  LogitPair pair;
+  pair.answer = answer ? *answer : best_symbol(clean_row, V);
+  if (against) pair.against = *against;
+  else {
+    pair.against = best_symbol(corrupt_row, V);
+    if (pair.against == pair.answer) pair.against = best_symbol(clean_row, V, pair.answer);
+  }
+  if (pair.answer == pair.against) throw InputError("--against names the answer itself: give another symbol");
+  const double clean_difference = difference(clean_logits, pair), corrupt_difference = difference(corrupt_logits, pair);
+  if (clean_difference == corrupt_difference)
+    throw InputError("--clean and --corrupt give the same logit difference (" + std::to_string(clean_difference) +
+                     "): nothing for patching to restore");
+  Patching r = sweep(model, clean, corrupt, pair, clean_difference, corrupt_difference, true);
+  for (int32_t id : clean) r.clean_tokens.push_back(vocab.symbol(id));
+  for (int32_t id : corrupt) r.corrupt_tokens.push_back(vocab.symbol(id));
+  r.answer_symbol = vocab.symbol(pair.answer);
+  r.against_symbol = vocab.symbol(pair.against);
+  return r;
+}
+
+std::optional<CorruptPrompt> corrupt_prompt(const ProbeItem& item, const std::vector<ProbeItem>& probes,
+                                            const Vocab& vocab, int64_t block_size) {
+  const int64_t size = static_cast<int64_t>(item.prompt.size());
+  const int64_t crop = std::max<int64_t>(0, size - block_size);
+  if (item.source < crop || item.source >= size || item.prompt[item.source] != item.answer) return std::nullopt;
+  for (const ProbeItem& other : probes) {
+    const char32_t replacement = other.answer;
+    if (other.kind != item.kind || replacement == item.answer || !vocab.find(replacement) ||
+        item.prompt.find(replacement) != std::u32string::npos)
+      continue;
+    CorruptPrompt p;
+    p.clean = item.prompt.substr(static_cast<size_t>(crop));
+    p.corrupt = p.clean;
+    p.corrupt[static_cast<size_t>(item.source - crop)] = replacement;
+    p.replacement = replacement;
+    return p;
+  }
+  return std::nullopt;
+}
+
+ProbePatching patch_probe(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes) {
+  const ModelConfig& c = model.config();
+  ProbePatching out;
+  out.n_layer = c.n_layer;
+  out.n_head = c.n_head;
+  NoGradGuard no_grad;
+  for (const ProbeItem& item : probes) {
+    const std::optional<CorruptPrompt> prompt = corrupt_prompt(item, probes, vocab, c.block_size);
+    const std::optional<std::vector<int32_t>> clean = prompt ? vocab.find_all(prompt->clean) : std::nullopt;
+    const std::optional<int32_t> answer = vocab.find(item.answer);
+    if (!prompt || !clean || !answer) {
+      ++out.skipped;
+      continue;
+    }
+    const std::vector<int32_t> corrupt = *vocab.find_all(prompt->corrupt);
+    const LogitPair pair{*answer, *vocab.find(prompt->replacement)};
+    const double clean_difference = difference(run(model, *clean, nullptr), pair);
+    const double corrupt_difference = difference(run(model, corrupt, nullptr), pair);
+    if (clean_difference == corrupt_difference) {
+      ++out.skipped;
+      continue;
+    }
+    const Patching p = sweep(model, *clean, corrupt, pair, clean_difference, corrupt_difference, false);
+    auto kind = std::find_if(out.kinds.begin(), out.kinds.end(), [&](const KindPatching& k) { return k.kind == item.kind; });
+    if (kind == out.kinds.end()) {
+      out.kinds.push_back({item.kind, 0, std::vector<double>(p.heads.size(), 0.0), 0.0});
+      kind = out.kinds.end() - 1;
+    }
+    ++kind->items;
+    const double gap = clean_difference - corrupt_difference;
+    kind->gap += gap;
+    for (size_t i = 0; i < p.heads.size(); ++i) kind->heads[i] += p.heads[i] * gap;  // patched - corrupt
+  }
+  for (KindPatching& k : out.kinds)
+    for (double& h : k.heads) h /= k.gap;
+  return out;
+}
+
+}  // namespace mg

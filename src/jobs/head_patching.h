@@ -1,0 +1,72 @@
+// Activation patching (inspect-heads --patch; Meng et al. 2022, Wang et al. 2022 as
+// TransformerLens's patching utilities run it): run the corrupt text with one activation
+// taken from the clean text's run, and measure how much of the clean logit difference
+// comes back:
+//   restored = (patched - corrupt) / (clean - corrupt),
+// with each of the three the logit difference logit(answer) - logit(against) at the last
+// position. 1: the activation carries everything the corruption changed; 0: nothing.
+// Two sweeps: each head's output (blocks.L.attn.hook_z, every position), and the residual
+// stream entering each block (blocks.L.hook_resid_pre) at each position alone. B is 1.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "data/probe.h"
+#include "data/vocab.h"
+#include "nn/gpt.h"
+
+namespace mg {
+
+struct Patching {
+  std::vector<std::string> clean_tokens, corrupt_tokens;  // [T] each
+  int64_t n_layer = 0, n_head = 0, T = 0;
+  int32_t answer = 0, against = 0;
+  std::string answer_symbol, against_symbol;
+  double clean = 0.0, corrupt = 0.0;  // the logit differences of the two unpatched runs
+  std::vector<double> heads;          // [n_layer * n_head] restored, patching one head's hook_z
+  std::vector<double> streams;        // [n_layer * T] restored, patching hook_resid_pre(L) at one position
+  std::vector<double> whole_streams;  // [n_layer] restored, patching hook_resid_pre(L) at every position
+};
+
+// ANSWER default: the clean run's choice; AGAINST default: the corrupt run's choice, or,
+// when that is the answer too, the clean run's best other symbol. InputError: a text
+// (CLEAN_WHAT, CORRUPT_WHAT name them) empty, too long or with an unknown symbol; texts of
+// unequal length; answer equal to against; clean and corrupt giving the same difference.
+Patching patch_activations(Gpt& model, const Vocab& vocab, std::u32string_view clean, std::u32string_view corrupt,
+                           std::optional<int32_t> answer, std::optional<int32_t> against);
+
+// The probe mode: per item the corrupt prompt is the clean one with the answer's fact
+// changed, the symbol at the item's "source" replaced by the answer of another item of the
+// same kind (the first in the file that differs and is nowhere in the prompt), and that
+// replacement is the competitor. Each head's restored fraction per kind is the sum over
+// the kind's items of (patched - corrupt) over the sum of (clean - corrupt): a mean that
+// an item whose corruption barely moves the difference (a denominator near 0) cannot
+// swamp. Items
+// without a source (or whose source falls before their last block_size symbols), with
+// symbols outside the vocabulary, with no replacement, or whose two runs give the same
+// difference, are skipped and counted.
+struct KindPatching {
+  std::string kind;
+  int64_t items = 0;
+  std::vector<double> heads;  // [n_layer * n_head] restored over the kind's items
+  double gap = 0.0;           // sum over the items of clean - corrupt
+};
+struct ProbePatching {
+  int64_t n_layer = 0, n_head = 0, skipped = 0;
+  std::vector<KindPatching> kinds;  // in order of first appearance
+};
+ProbePatching patch_probe(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes);
+
+// The corrupt partner of a probe item (the probe mode's rule above), cropped to the last
+// block_size symbols like the clean prompt; nothing when the item has none.
+struct CorruptPrompt {
+  std::u32string clean, corrupt;
+  char32_t replacement = 0;
+};
+std::optional<CorruptPrompt> corrupt_prompt(const ProbeItem& item, const std::vector<ProbeItem>& probes,
+                                            const Vocab& vocab, int64_t block_size);
+
+}  // namespace mg

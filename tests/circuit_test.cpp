@@ -1,0 +1,252 @@
+// The circuit modes' numbers (issue 30): direct logit attribution's parts sum to the
+// forward's logit and logit difference on every item of the shipped probe; the logit
+// lens's last stage is the model's own output; composition scores equal a naive double
+// recomputation of Elhage et al.'s formula; patching restores exactly 1 when the whole
+// stream entering a block comes from the clean run and exactly 0 where the texts agree;
+// the probe mode's corrupt prompt swaps the answer's fact.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/error.h"
+#include "data/corpus.h"
+#include "data/probe.h"
+#include "jobs/circuit_explorer.h"
+#include "jobs/head_attribution.h"
+#include "jobs/head_composition.h"
+#include "jobs/head_patching.h"
+#include "jobs/logit_lens.h"
+#include "model_support.h"
+#include "test_support.h"
+
+namespace mg {
+namespace {
+
+// A model over the shipped corpus's vocabulary with every parameter drawn normal(0, 0.3)
+// (biases and LayerNorm weights included, so no part is zero by construction).
+struct Subject {
+  Vocab vocab;
+  Gpt model;
+};
+Subject random_subject(const std::string& position, int64_t n_layer = 2) {
+  Corpus corpus = load_corpus(test::source_dir() / "data" / "corpus.txt", 0.1, 64);
+  Gpt model = test::small_model(n_layer, 16, 64, corpus.vocab.size(), 5, position);
+  Rng rng(23);
+  for (auto& p : model.parameters().all())
+    for (float& w : p.var.value().span()) w = static_cast<float>(rng.normal() * 0.3);
+  return {std::move(corpus.vocab), std::move(model)};
+}
+
+std::vector<ProbeItem> probe() { return load_probe_set(test::source_dir() / "data" / "probe.jsonl"); }
+
+const std::u32string kClean = U"小韩拿着黑花瓶。小彭买了绿帽子。小郑看见橙杯子。小韩有什么？小韩拿着";
+const std::u32string kCorrupt = U"小韩拿着白花瓶。小彭买了绿帽子。小郑看见橙杯子。小韩有什么？小韩拿着";
+
+TEST(Attribution, PartsSumToTheLogitAndTheDifferenceOnEveryProbeItem) {
+  const std::vector<ProbeItem> items = probe();
+  for (const std::string position : {"rope", "learned"}) {
+    Subject s = random_subject(position);
+    for (const ProbeItem& item : items) {
+      std::vector<int32_t> ids = *s.vocab.find_all(item.prompt);
+      if (ids.size() > 64) ids.erase(ids.begin(), ids.end() - 64);
+      const Attribution a = attribute_logits(s.model, s.vocab, ids, {std::nullopt, s.vocab.find(item.answer), std::nullopt});
+      ASSERT_NEAR(a.parts_logit, a.logit, 1e-4) << position;
+      ASSERT_NEAR(a.parts_difference, a.logit - a.against_logit, 1e-4) << position;
+    }
+    // The parts: embed (+ pos_embed), 2 heads and an MLP per layer, ln_f.bias.
+    const Attribution a = attribute_logits(s.model, s.vocab, kClean, "text", {});
+    EXPECT_EQ(a.parts.size(), position == "learned" ? 9u : 8u);
+    EXPECT_EQ(a.parts.front().name, "embed");
+    EXPECT_EQ(a.parts[position == "learned" ? 2 : 1].name, "L0.H0");
+    EXPECT_EQ(a.parts.back().name, "ln_f.bias");
+    EXPECT_EQ(a.position, static_cast<int64_t>(kClean.size()) - 1);
+    EXPECT_NE(a.answer, a.against);
+    const std::vector<ProbeItem> few(items.begin(), items.begin() + 60);
+    const ProbeAttribution mean = attribute_probe(s.model, s.vocab, few);
+    EXPECT_LT(mean.largest_gap, 1e-4);
+    ASSERT_EQ(mean.kinds.size(), 3u);  // colour, what, who
+    int64_t counted = 0;
+    for (const KindAttribution& k : mean.kinds) {
+      counted += k.items;
+      double sum = 0.0;
+      for (double p : k.parts) sum += p;
+      EXPECT_NEAR(sum, k.difference, 1e-4) << k.kind;  // a mean of sums is the sum of the means
+    }
+    EXPECT_EQ(counted + mean.skipped, 60);
+  }
+}
+
+TEST(Attribution, RefusesBadInput) {
+  Subject s = random_subject("rope");
+  EXPECT_THROW(attribute_logits(s.model, s.vocab, kClean, "--text", {int64_t{34}, std::nullopt, std::nullopt}), InputError);
+  const int32_t black = *s.vocab.find(U'黑');
+  EXPECT_THROW(attribute_logits(s.model, s.vocab, kClean, "--text", {std::nullopt, black, black}), InputError);
+  EXPECT_THROW(attribute_logits(s.model, s.vocab, U"小韩€", "--text", {}), InputError);
+}
+
+TEST(LogitLens, TheLastStageIsTheModelsOutput) {
+  Subject s = random_subject("learned", 3);
+  const LogitLens lens = logit_lens(s.model, s.vocab, kClean, "--text", int64_t{20}, std::nullopt, 5);
+  ASSERT_EQ(lens.stages.size(), 4u);  // embed, L0, L1, L2
+  EXPECT_EQ(lens.stages.front().name, "embed");
+  EXPECT_EQ(lens.stages.back().name, "L2");
+  // The answer defaults to the model's choice, which the last stage ranks first.
+  const LensStage& last = lens.stages.back();
+  EXPECT_EQ(last.answer_rank, 1);
+  EXPECT_EQ(last.top.front().id, lens.answer);
+  NoGradGuard no_grad;
+  const std::vector<int32_t> ids = s.vocab.encode(kClean, "text");
+  const Tensor logits = s.model.forward(ids, 1, static_cast<int64_t>(ids.size())).value();
+  const int64_t V = s.model.config().vocab_size;
+  for (const LogitPush& t : last.top) EXPECT_NEAR(t.logit, logits.data()[20 * V + t.id], 1e-4);
+  for (size_t i = 1; i < last.top.size(); ++i) EXPECT_GE(last.top[i - 1].logit, last.top[i].logit);
+  EXPECT_TRUE(lens.first_stage >= 0 && lens.first_stage <= 3);
+  EXPECT_EQ(lens.stages[lens.first_stage].answer_rank, 1);
+}
+
+// Composition in double, written out from the formula (no kernels): TransformerLens's
+// W_Q = (Wq rows of the head)^T scaled by ln1's gamma and centred over D, W_O centred.
+std::vector<double> head_matrix(const Gpt& model, int64_t layer, int64_t head, const std::string& a, const std::string& b) {
+  const int64_t D = model.config().n_embd, d = model.config().head_width();
+  const std::string block = "blocks." + std::to_string(layer) + ".";
+  const Tensor& gamma = model.parameters().get(block + "ln1.weight").value();
+  auto reading = [&](const std::string& name) {  // [D,d]
+    const Tensor& w = model.parameters().get(block + "attn." + name + ".weight").value();
+    std::vector<double> m(D * d);
+    for (int64_t j = 0; j < d; ++j) {
+      double mean = 0.0;
+      for (int64_t i = 0; i < D; ++i) mean += (m[i * d + j] = double(w[(head * d + j) * D + i]) * gamma[i]) / D;
+      for (int64_t i = 0; i < D; ++i) m[i * d + j] -= mean;
+    }
+    return m;
+  };
+  std::vector<double> left = reading(a), out(D * D, 0.0);
+  if (b == "o") {  // OV = W_V W_O
+    const Tensor& wo = model.parameters().get(block + "attn.out_proj.weight").value();
+    std::vector<double> o(d * D);
+    for (int64_t j = 0; j < d; ++j) {
+      double mean = 0.0;
+      for (int64_t i = 0; i < D; ++i) mean += (o[j * D + i] = wo[i * D + head * d + j]) / D;
+      for (int64_t i = 0; i < D; ++i) o[j * D + i] -= mean;
+    }
+    for (int64_t i = 0; i < D; ++i)
+      for (int64_t k = 0; k < D; ++k)
+        for (int64_t j = 0; j < d; ++j) out[i * D + k] += left[i * d + j] * o[j * D + k];
+  } else {  // QK = W_Q W_K^T
+    std::vector<double> right = reading(b);
+    for (int64_t i = 0; i < D; ++i)
+      for (int64_t k = 0; k < D; ++k)
+        for (int64_t j = 0; j < d; ++j) out[i * D + k] += left[i * d + j] * right[k * d + j];
+  }
+  return out;
+}
+
+double score(const std::vector<double>& a, const std::vector<double>& b, int64_t D, bool transpose_b) {
+  auto norm = [](const std::vector<double>& m) {
+    double s = 0.0;
+    for (double v : m) s += v * v;
+    return std::sqrt(s);
+  };
+  std::vector<double> p(D * D, 0.0);
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t k = 0; k < D; ++k)
+      for (int64_t j = 0; j < D; ++j) p[i * D + k] += a[i * D + j] * (transpose_b ? b[k * D + j] : b[j * D + k]);
+  return norm(p) / (norm(a) * norm(b));
+}
+
+TEST(Composition, ScoresAreTheFormulaAndTheBaselineIsChance) {
+  Subject s = random_subject("rope", 3);
+  const CompositionScores c = composition_scores(s.model, 50, 7);
+  ASSERT_EQ(c.pairs.size(), 12u);  // 3 layers x 2 heads: (L0,L1), (L0,L2), (L1,L2), 4 pairs each
+  const int64_t D = 16;
+  for (const CompositionPair& p : c.pairs) {
+    ASSERT_LT(p.layer1, p.layer2);
+    const std::vector<double> ov1 = head_matrix(s.model, p.layer1, p.head1, "v_proj", "o");
+    const std::vector<double> qk2 = head_matrix(s.model, p.layer2, p.head2, "q_proj", "k_proj");
+    const std::vector<double> ov2 = head_matrix(s.model, p.layer2, p.head2, "v_proj", "o");
+    EXPECT_NEAR(p.q, score(ov1, qk2, D, false), 1e-5);
+    EXPECT_NEAR(p.k, score(ov1, qk2, D, true), 1e-5);
+    EXPECT_NEAR(p.v, score(ov1, ov2, D, false), 1e-5);
+  }
+  // Random rank-d matrices in D = 16 overlap by chance: the mean lies well inside (0, 1),
+  // equal for the three modes up to sampling noise, and the same seed draws the same.
+  EXPECT_GT(c.baseline_q, 0.1);
+  EXPECT_LT(c.baseline_q, 0.6);
+  EXPECT_NEAR(c.baseline_q, c.baseline_v, 0.05);
+  EXPECT_EQ(composition_scores(s.model, 50, 7).baseline_k, c.baseline_k);
+}
+
+TEST(Patching, TheWholeStreamRestoresOneAndAnAgreeingPositionZero) {
+  Subject s = random_subject("rope", 3);
+  const int32_t black = *s.vocab.find(U'黑'), white = *s.vocab.find(U'白');
+  const Patching p = patch_activations(s.model, s.vocab, kClean, kCorrupt, black, white);
+  const int64_t T = static_cast<int64_t>(kClean.size());
+  ASSERT_EQ(p.whole_streams.size(), 3u);
+  ASSERT_EQ(p.streams.size(), static_cast<size_t>(3 * T));
+  ASSERT_EQ(p.heads.size(), 6u);
+  EXPECT_NE(p.clean, p.corrupt);
+  for (size_t l = 0; l < 3; ++l) EXPECT_EQ(p.whole_streams[l], 1.0) << l << " clean " << p.clean << " corrupt " << p.corrupt;
+  // Entering block 0 the texts differ only at position 4: patching there restores all of
+  // it, patching any other position nothing at all.
+  for (int64_t t = 0; t < T; ++t) EXPECT_EQ(p.streams[t], t == 4 ? 1.0 : 0.0) << t;
+  // Entering later blocks, positions before 4 have seen nothing of the difference.
+  for (int64_t l = 1; l < 3; ++l)
+    for (int64_t t = 0; t < 4; ++t) EXPECT_EQ(p.streams[l * T + t], 0.0) << l << " " << t;
+  EXPECT_THROW(patch_activations(s.model, s.vocab, kClean, kCorrupt.substr(1), black, white), InputError);
+  EXPECT_THROW(patch_activations(s.model, s.vocab, kClean, kClean, black, white), InputError);  // nothing to restore
+}
+
+TEST(Patching, TheProbeModeSwapsTheAnswersFact) {
+  const std::vector<ProbeItem> items = probe();
+  Subject s = random_subject("rope");
+  const ProbeItem& first = items[0];  // colour: 小韩拿着黑花瓶 ... 小韩拿着 -> 黑, source 4
+  const std::optional<CorruptPrompt> p = corrupt_prompt(first, items, s.vocab, 64);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->clean, first.prompt);
+  EXPECT_NE(p->replacement, first.answer);
+  EXPECT_EQ(p->corrupt.size(), p->clean.size());
+  for (size_t i = 0; i < p->clean.size(); ++i)
+    EXPECT_EQ(p->corrupt[i] == p->clean[i], i != 4u) << i;
+  EXPECT_EQ(p->corrupt[4], p->replacement);
+  EXPECT_EQ(p->clean.find(p->replacement), std::u32string::npos);
+  ProbeItem unsourced = first;
+  unsourced.source = -1;
+  EXPECT_FALSE(corrupt_prompt(unsourced, items, s.vocab, 64));
+  const std::vector<ProbeItem> few(items.begin(), items.begin() + 30);
+  const ProbePatching mean = patch_probe(s.model, s.vocab, few);
+  int64_t counted = mean.skipped;
+  for (const KindPatching& k : mean.kinds) {
+    counted += k.items;
+    EXPECT_EQ(k.heads.size(), 4u);
+    for (double h : k.heads) EXPECT_TRUE(std::isfinite(h));
+  }
+  EXPECT_EQ(counted, 30);
+}
+
+TEST(CircuitExplorer, ThePageHoldsTheModesNumbers) {
+  const std::vector<ProbeItem> items = probe();
+  Subject s = random_subject("rope");
+  const std::vector<int32_t> ids = s.vocab.encode(items[0].prompt, "prompt");
+  const int64_t last = static_cast<int64_t>(ids.size()) - 1;
+  const auto page = circuit_explorer_json(s.model, s.vocab, ids, &items, {3, last});
+  const Attribution a = attribute_logits(s.model, s.vocab, ids, {int64_t{3}, std::nullopt, std::nullopt});
+  const auto& parts = page["attribution"]["at"]["3"]["parts"];
+  ASSERT_EQ(parts.size(), a.parts.size());
+  for (size_t i = 0; i < a.parts.size(); ++i) EXPECT_NEAR(parts[i]["difference"].get<double>(), a.parts[i].difference, 1e-8);
+  // The question is a probe item with a source: patched against its corrupted partner.
+  const auto& patching = page["patching"];
+  ASSERT_TRUE(patching["available"].get<bool>());
+  const std::optional<CorruptPrompt> partner = corrupt_prompt(items[0], items, s.vocab, 64);
+  const Patching p = patch_activations(s.model, s.vocab, partner->clean, partner->corrupt, s.vocab.find(items[0].answer),
+                                       s.vocab.find(partner->replacement));
+  for (int64_t l = 0; l < 2; ++l)
+    for (int64_t h = 0; h < 2; ++h) EXPECT_NEAR(patching["heads"][l][h].get<double>(), p.heads[l * 2 + h], 1e-8);
+  EXPECT_EQ(page["composition"]["pairs"].size(), 4u);
+  // Without a probe set, or on a text that is no probe question, the page says why not.
+  EXPECT_FALSE(circuit_explorer_json(s.model, s.vocab, ids, nullptr, {last})["patching"]["available"].get<bool>());
+  const std::vector<int32_t> other(ids.begin() + 1, ids.end());
+  EXPECT_FALSE(circuit_explorer_json(s.model, s.vocab, other, &items, {0})["patching"]["available"].get<bool>());
+}
+
+}  // namespace
+}  // namespace mg
