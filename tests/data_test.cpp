@@ -386,7 +386,7 @@ TEST(ProbeSet, ErrorsNameFileAndLine) {
   EXPECT_EQ(error_for("{\"answer\": \"a\", \"kind\": 3, \"prompt\": \"xy\"}"), where + "\"kind\" must be a string, found 3");
   EXPECT_EQ(error_for("{\"answer\": \"a\", \"kind\": \"who\", \"prompt\": \"\"}"), where + "\"prompt\" is empty");
   EXPECT_EQ(error_for("[1, 2]"), where + "expected a JSON object, found [1,2]");
-  EXPECT_EQ(error_for("{\"answer\": ").rfind(where + "not valid JSON (", 0), 0u);
+  EXPECT_EQ(error_for("{\"answer\": ").rfind(where + "invalid JSON at line 1 column ", 0), 0u);
 
   const fs::path empty = dir.write("e.jsonl", "\n\n");
   EXPECT_EQ(input_error_of([&] { load_probe_set(empty); }), "probe set " + empty.string() + " holds no items");

@@ -1,6 +1,6 @@
 // The library's rules against hostile input (issue 19), each where it lives: bounded,
 // non-blocking reads of regular files only (data/text_file.h); JSON nesting and NUL
-// bytes refused before parsing (io/json_text.h); the atomic writer that never replaces a
+// bytes refused before parsing (data/json_limits.h); the atomic writer that never replaces a
 // device, FIFO, symlink or folder (io/atomic_file.h); the run-directory lock
 // (io/dir_lock.h); the whole config validated once after every override, with thread
 // and count bounds and strings free of NUL and invalid UTF-8 (io/config.h); non-finite
@@ -20,7 +20,7 @@
 #include "io/checkpoint.h"
 #include "io/config.h"
 #include "io/dir_lock.h"
-#include "io/json_text.h"
+#include "data/json_limits.h"
 #include "spec/parameter_shapes.h"
 #include "core/error.h"
 
