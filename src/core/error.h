@@ -32,6 +32,14 @@ class ShapeError : public Error {
   using Error::Error;
 };
 
+// An input error that every rank of a job finds at the same point, after a collective
+// that told each of them (their settings disagree): each rank reports it and the job ends
+// without MPI_Abort, which would kill the other ranks before they said why.
+class JobWideInputError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 // An internal invariant failed: a bug in mini-gpt, reported with file:line.
 class InternalError : public Error {
  public:
