@@ -372,6 +372,14 @@ TEST(ProbeSet, LoadsItemsAndSkipsBlankLines) {
   EXPECT_EQ(items[1].kind, "colour");
 }
 
+TEST(ProbeSet, KindsAreEchoedWithoutControlCharacters) {
+  // train, eval and inspect-heads print the kinds on stdout: an escape sequence, a newline
+  // or a C1 CSI from the file must not reach a terminal.
+  TempDir dir;
+  const fs::path path = dir.write("p.jsonl", "{\"answer\": \"a\", \"kind\": \"\\u001b[2Jred\\n\\u009bx\", \"prompt\": \"ab\"}\n");
+  EXPECT_EQ(load_probe_set(path).at(0).kind, "?[2Jred??x");
+}
+
 TEST(ProbeSet, ErrorsNameFileAndLine) {
   TempDir dir;
   const std::string good = "{\"answer\": \"a\", \"kind\": \"who\", \"prompt\": \"xy\"}\n";

@@ -66,17 +66,14 @@ namespace {
 constexpr double kDefaultMpiTimeoutS = 600.0;
 
 // In a job of several ranks the line names the rank that failed. Messages may quote what
-// the user handed over; control bytes become '?' so that the error stays one line. The
-// line goes out in one write, so that lines of ranks failing at once (mpirun merges their
-// stderr) do not mix.
+// the user handed over: error_text (core/error.h) shows control characters as '?' and
+// cuts long values, so that the error stays one short line. The line goes out in one
+// write, so that lines of ranks failing at once (mpirun merges their stderr) do not mix.
 int fail(const std::string& message, int status) {
   const mg::Communicator& world = mg::world_communicator();
   std::string line = "mini-gpt: error: ";
   if (world.size() > 1) line += "rank " + std::to_string(world.rank()) + " of " + std::to_string(world.size()) + ": ";
-  std::string shown = message;
-  for (char& c : shown)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
-  line += shown + "\n";
+  line += mg::error_text(message) + "\n";
   std::cerr.flush();
   for (size_t done = 0; done < line.size();) {
     const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);

@@ -51,7 +51,9 @@ std::vector<ProbeItem> load_probe_set(const std::filesystem::path& path) {
       throw InputError(where + ": \"answer\" has " + std::to_string(answer.size()) +
                        " symbols, expected exactly 1");
     item.answer = answer[0];
-    item.kind = string_field(object, "kind", where);
+    // The kind is echoed on stdout (train's summary, eval, the roles table): its control
+    // characters are '?' from here on, so a file cannot move a terminal's cursor.
+    item.kind = printable_text(string_field(object, "kind", where));
     if (auto it = object.find("source"); it != object.end()) {
       const int64_t n = static_cast<int64_t>(item.prompt.size());
       if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() >= n)
