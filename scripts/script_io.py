@@ -100,9 +100,9 @@ def file_kind(mode):
     return "not a regular file"
 
 
-def read_text(path, what, limit):
-    """The UTF-8 text of the regular file PATH, at most LIMIT bytes. ScriptError (2)
-    naming PATH for anything else: missing, not a regular file, too large, not UTF-8."""
+def read_bytes(path, what, limit):
+    """The bytes of the regular file PATH, at most LIMIT of them. ScriptError (2) naming
+    PATH for anything else: missing, not a regular file, too large."""
     if path == "":
         raise ScriptError(f"{what} path is empty")
     try:
@@ -129,7 +129,12 @@ def read_text(path, what, limit):
         raise ScriptError(f"{what} {quoted(path)}: cannot read: {e.strerror}", 1)
     finally:
         os.close(fd)
-    data = b"".join(chunks)
+    return b"".join(chunks)
+
+
+def read_text(path, what, limit):
+    """read_bytes as UTF-8 text; ScriptError (2) with the byte offset of invalid UTF-8."""
+    data = read_bytes(path, what, limit)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
