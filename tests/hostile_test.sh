@@ -435,6 +435,11 @@ run_case "a 100,000-character path" 2 "... (100001 characters) File name too lon
 printf '{"data": {"path": "/%s"}}' "$(head -c 900000 /dev/zero | tr '\0' 'p')" > long_path.json
 run_case "a 900,000-character corpus path in a config" 2 "(900002 characters) File name too long" -- train --config long_path.json --threads 1
 (( $(wc -c < err.txt) < 600 )) || note_failure "the error line is $(wc -c < err.txt) bytes"
+python3 -c 'import sys; sys.stdout.write("{\"prompt\": \"ab\", \"answer\": \"a\", \"kind\": [" + "1," * 25000000 + "1]}\n")' > bigkind.jsonl
+run_case "a probe kind of 50 MB, wrongly typed" 2 '"kind" must be a string, found [1,1,1' -- \
+  eval --checkpoint "$ckpt" --text-file text.txt --probe bigkind.jsonl
+(( $(wc -c < err.txt) < 400 )) || note_failure "the error line is $(wc -c < err.txt) bytes"
+rm -f bigkind.jsonl
 compare=(inspect-heads --compare "$ckpt" "$ckpt" --threads 1)
 run_case "--compare --text ''" 2 "--text is empty" -- "${compare[@]}" --text ""
 run_case "--compare a text over block_size" 2 "more than the model's block_size of 16" -- "${compare[@]}" \
