@@ -106,8 +106,8 @@ def read_metrics(path):
     if not steps:
         raise script_io.ScriptError(f"{script_io.quoted(path)}: no step/loss lines")
     if skipped:
-        print(f"plot_metrics: warning: {script_io.quoted(path)}: skipped {skipped} head_roles entries without "
-              f"an integer layer and head", file=sys.stderr)
+        print(f"plot_metrics: warning: {script_io.quoted(path)}: skipped {skipped} head_roles "
+              f"{'entry' if skipped == 1 else 'entries'} without an integer layer and head", file=sys.stderr)
     return steps, losses, evals
 
 
