@@ -46,13 +46,16 @@ import argparse
 import json
 import math
 import os
-import sys
+
+import script_io
 
 CORPUS_SEED = 12
 PROBE_SEED = 1012
 MIN_SYMBOLS = 500_000
 DEFAULT_SYMBOLS = {"default": 4_000_000, "backward_who": 500_000}
 PROBE_ITEMS = 500
+MAX_PROBE_ITEMS = 10_000_000  # bounds on what one call may generate: a typo must not run for days
+MAX_SYMBOLS = 1_000_000_000
 VOCAB_SIZE = 79
 BLOCK_SIZE = 64  # the model's block_size: a story with its newline fits one row of 65
 VAL_FRACTION = 0.1  # configs' data.val_fraction, for the validation rows' floor
@@ -268,15 +271,15 @@ def row_floor(corpus, nll, first, last):
 def check_corpus(corpus):
     symbols = sorted(set(corpus))
     if len(symbols) != VOCAB_SIZE:
-        raise SystemExit(f"make_corpus: error: corpus has {len(symbols)} distinct symbols, expected {VOCAB_SIZE}")
+        raise script_io.ScriptError(f"corpus has {len(symbols)} distinct symbols, expected {VOCAB_SIZE}", 1)
     if len(corpus) < MIN_SYMBOLS:
-        raise SystemExit(f"make_corpus: error: corpus has {len(corpus)} symbols, expected >= {MIN_SYMBOLS}")
+        raise script_io.ScriptError(f"corpus has {len(corpus)} symbols, expected >= {MIN_SYMBOLS}", 1)
     return symbols
 
 
-def write_text(path, text):
-    with open(path, "w", encoding="utf-8", newline="\n") as out:
-        out.write(text)
+def write_text(path, text, what="output"):
+    """Through a temporary and a rename; a link, folder or device at PATH is refused."""
+    script_io.write_atomically(path, text, what)
 
 
 def probe_lines(probe):
@@ -427,41 +430,47 @@ of the fact's symbol the answer is read from (`inspect-heads --roles` scores ans
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = script_io.ArgumentParser(prog="make_corpus", description=__doc__.split("\n")[0])
     parser.add_argument("--out", default="data", help="output folder (default: data)")
     parser.add_argument("--variant", default="default", choices=sorted(VARIANTS),
                         help="default, or backward_who: the hard reading (write it to data/backward_who)")
-    parser.add_argument("--probe-seed", type=int, help="write only a fresh probe set drawn from this seed")
-    parser.add_argument("--probe-items", type=int, default=PROBE_ITEMS, help=f"its size (default {PROBE_ITEMS})")
+    parser.add_argument("--probe-seed", type=script_io.int_in(0, (1 << 64) - 1),
+                        help="write only a fresh probe set drawn from this seed")
+    parser.add_argument("--probe-items", type=script_io.int_in(1, MAX_PROBE_ITEMS), default=PROBE_ITEMS,
+                        help=f"its size (default {PROBE_ITEMS})")
     parser.add_argument("--probe-out", help="the fresh probe set's file (with --probe-seed)")
-    parser.add_argument("--symbols", type=int,
+    parser.add_argument("--symbols", type=script_io.int_in(MIN_SYMBOLS, MAX_SYMBOLS),
                         help=f"corpus size in symbols, at least {MIN_SYMBOLS:,} (default: 4,000,000, or 500,000 for backward_who)")
     args = parser.parse_args()
 
     if (args.probe_seed is None) != (args.probe_out is None):
         parser.error("--probe-seed and --probe-out go together")
     if args.probe_seed is not None:
-        if args.probe_items < 1:
-            parser.error("--probe-items must be positive")
+        script_io.check_output_path(args.probe_out, "--probe-out")  # before the work, not after
         if args.probe_seed == CORPUS_SEED:
             parser.error(f"--probe-seed {CORPUS_SEED} is the corpus's own seed: its stories are not held out")
         probe = make_probe_set(args.variant, args.probe_seed, args.probe_items)
-        write_text(args.probe_out, probe_lines(probe))
-        print(f"{args.probe_out}: {len(probe)} items ({kind_counts(probe, KINDS[args.variant])}), seed {args.probe_seed}")
+        write_text(args.probe_out, probe_lines(probe), "--probe-out")
+        print(f"{script_io.printable(args.probe_out)}: {len(probe)} items ({kind_counts(probe, KINDS[args.variant])}), seed {args.probe_seed}")
         return 0
 
     symbols = DEFAULT_SYMBOLS[args.variant] if args.symbols is None else args.symbols
-    if symbols < MIN_SYMBOLS:
-        parser.error(f"--symbols must be at least {MIN_SYMBOLS}")
+    if args.out == "":
+        parser.error("--out is empty")
+    for name in ("corpus.txt", "probe.jsonl", "README.md"):
+        script_io.check_output_path(os.path.join(args.out, name))
     corpus, nll = make_corpus(args.variant, symbols)
     symbols = check_corpus(corpus)
     probe = make_probe_set(args.variant, PROBE_SEED, PROBE_ITEMS)
     for item in probe:
         if len(item["prompt"]) > BLOCK_SIZE or item["answer"] not in symbols:
-            raise SystemExit("make_corpus: error: a probe item does not fit the corpus")
+            raise script_io.ScriptError("a probe item does not fit the corpus", 1)
     fl = floors(corpus, nll)
 
-    os.makedirs(args.out, exist_ok=True)
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as e:
+        raise script_io.ScriptError(f"cannot create --out folder {script_io.quoted(args.out)}: {e.strerror}", 1)
     write_text(os.path.join(args.out, "corpus.txt"), corpus)
     write_text(os.path.join(args.out, "probe.jsonl"), probe_lines(probe))
     write_text(os.path.join(args.out, "README.md"), readme(args.variant, args.out, corpus, symbols, fl, probe))
@@ -472,4 +481,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    script_io.run_main("make_corpus", main)

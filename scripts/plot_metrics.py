@@ -28,7 +28,9 @@ import json
 import math
 import os
 import sys
-from xml.sax.saxutils import escape
+from xml.sax.saxutils import escape as xml_escape
+
+import script_io
 
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
 DASHES = ["6,3", "2,3", "10,3,2,3", "1,2", "12,4"]  # one per question kind
@@ -36,43 +38,91 @@ WIDTH = 960
 LEFT, RIGHT, TOP = 70, 230, 40
 PANEL, GAP, BOTTOM = 300, 60, 50  # panel height, space between the panels, below the lower one
 ROLE_PANEL = 160  # height of each head-role panel
+MAX_METRICS_BYTES = 256 << 20  # the explorer's limit on the same file (src/jobs/head_html.cpp)
+
+
+def escape(text):
+    """TEXT for XML character data: &, < and > escaped, control characters and lone
+    surrogates (which XML forbids, and which would break the file) as '?'."""
+    return xml_escape(script_io.printable(text))
+
+
+def finite(value, low=-math.inf, high=math.inf):
+    """VALUE as a float when it is a number (not a bool) in [low, high]; None otherwise,
+    and None is drawn as a gap."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) and low <= value <= high else None
+
+
+def head_key(entry):
+    """(layer, head) of a head_roles entry, or None when it is not an object with two
+    non-negative integers there (such entries are skipped, never printed)."""
+    if not isinstance(entry, dict):
+        return None
+    layer, head = entry.get("layer"), entry.get("head")
+    if any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 1 << 31 for v in (layer, head)):
+        return None
+    return layer, head
 
 
 def read_metrics(path):
-    """steps and losses of every line; the evaluations as (step, val, probe, {kind: acc})."""
+    """steps and losses of every line; the evaluations as (step, val, probe, {kind: acc},
+    [head_roles entries]). A loss, accuracy or score that is not a finite number in range
+    is None (a gap); a line that is not a JSON object with a finite step is refused."""
     if os.path.isdir(path):
         path = os.path.join(path, "metrics.jsonl")
-    steps, losses, evals = [], [], []
-    try:
-        with open(path, encoding="utf-8") as f:
-            for number, line in enumerate(f, 1):
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise SystemExit(f"plot_metrics: error: {path}:{number}: invalid JSON: {e.msg}")
-                if "step" in row and "loss" in row:
-                    steps.append(row["step"])
-                    losses.append(row["loss"])
-                if "val_loss" in row:
-                    evals.append((row["step"], row["val_loss"], row.get("probe_accuracy"),
-                                  row.get("probe_accuracy_by_kind") or {}, row.get("head_roles") or []))
-    except OSError as e:
-        raise SystemExit(f"plot_metrics: error: {path}: {e.strerror}")
+    text = script_io.read_text(path, "metrics file", MAX_METRICS_BYTES)
+    steps, losses, evals, skipped = [], [], [], 0
+    for number, line in enumerate(text.split("\n"), 1):
+        line = line.strip()
+        if not line:
+            continue
+        where = f"{script_io.quoted(path)}:{number}"
+        try:
+            row = json.loads(line, parse_constant=lambda name: None)  # NaN, Infinity: gaps
+        except json.JSONDecodeError as e:
+            raise script_io.ScriptError(f"{where}: invalid JSON at column {e.colno}: {e.msg}")
+        except RecursionError:
+            raise script_io.ScriptError(f"{where}: invalid JSON: nested too deep")
+        if not isinstance(row, dict):
+            raise script_io.ScriptError(f"{where}: expected a JSON object")
+        step = finite(row.get("step"), 0)
+        if step is None:
+            raise script_io.ScriptError(f"{where}: \"step\" must be a finite number >= 0, "
+                                        f"found {script_io.shown(row.get('step'))}")
+        if "loss" in row:
+            steps.append(step)
+            losses.append(finite(row["loss"], 0))
+        if "val_loss" in row:
+            by_kind = row.get("probe_accuracy_by_kind")
+            by_kind = {k: finite(v, 0, 1) for k, v in by_kind.items()} if isinstance(by_kind, dict) else {}
+            roles = row.get("head_roles")
+            roles = roles if isinstance(roles, list) else []
+            skipped += sum(1 for h in roles if not head_key(h))
+            roles = [h for h in roles if head_key(h)]
+            evals.append((step, finite(row["val_loss"], 0), finite(row.get("probe_accuracy"), 0, 1), by_kind, roles))
     if not steps:
-        raise SystemExit(f"plot_metrics: error: {path}: no step/loss lines")
+        raise script_io.ScriptError(f"{script_io.quoted(path)}: no step/loss lines")
+    if skipped:
+        print(f"plot_metrics: warning: {script_io.quoted(path)}: skipped {skipped} head_roles "
+              f"{'entry' if skipped == 1 else 'entries'} without an integer layer and head", file=sys.stderr)
     return steps, losses, evals
 
 
 def smooth(values, window):
-    out, acc = [], 0.0
-    for i, v in enumerate(values):
-        acc += v
-        if i >= window:
-            acc -= values[i - window]
-        out.append(acc / min(i + 1, window))
+    """The moving average of the last WINDOW values; a None (a gap) restarts it."""
+    out, run = [], []
+    for v in values:
+        if v is None:
+            out.append(None)
+            run = []
+            continue
+        run.append(v)
+        if len(run) > window:
+            run.pop(0)
+        out.append(math.fsum(run) / len(run))
     return out
 
 
@@ -101,15 +151,28 @@ def log_ticks(max_step):
 
 
 def polyline(points, colour, width, dash=None, opacity=None):
-    kept = []  # at most one point per pixel column: a 10,000-step run stays a small file
+    """One polyline per run of points between gaps (a point whose y is None)."""
+    segments, current = [], []
     for px, py in points:
-        if kept and px - kept[-1][0] < 1.0 and (px, py) != points[-1]:
-            continue
-        kept.append((px, py))
-    points = kept
+        if py is None:
+            if current:
+                segments.append(current)
+            current = []
+        else:
+            current.append((px, py))
+    if current:
+        segments.append(current)
     extra = (f' stroke-dasharray="{dash}"' if dash else "") + (f' opacity="{opacity}"' if opacity else "")
-    coords = " ".join(f"{px:.1f},{py:.1f}" for px, py in points)
-    return f'<polyline fill="none" stroke="{colour}" stroke-width="{width}"{extra} points="{coords}"/>'
+    out = []
+    for segment in segments:
+        kept = []  # at most one point per pixel column: a 10,000-step run stays a small file
+        for px, py in segment:
+            if kept and px - kept[-1][0] < 1.0 and (px, py) != segment[-1]:
+                continue
+            kept.append((px, py))
+        coords = " ".join(f"{px:.1f},{py:.1f}" for px, py in kept)
+        out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="{width}"{extra} points="{coords}"/>')
+    return "\n".join(out)
 
 
 def role_score(head, score):
@@ -117,7 +180,7 @@ def role_score(head, score):
     value = head
     for part in score.split("."):
         value = value.get(part) if isinstance(value, dict) else None
-    return value if isinstance(value, (int, float)) else None
+    return finite(value, 0, 1)
 
 
 def role_panel(evals, score, top, x, plot_right, max_step, run_name):
@@ -135,11 +198,11 @@ def role_panel(evals, score, top, x, plot_right, max_step, run_name):
         out.append(f'<text x="{x(t):.1f}" y="{top + ROLE_PANEL + 16}" text-anchor="middle">{t:g}</text>')
     heads = []  # (layer, head) in order of appearance
     for e in evals:
-        heads.extend((h["layer"], h["head"]) for h in e[4] if (h["layer"], h["head"]) not in heads)
+        heads.extend(head_key(h) for h in e[4] if head_key(h) not in heads)
     ends = []
     for i, key in enumerate(heads):
         points = [(x(e[0]), y(role_score(h, score))) for e in evals for h in e[4]
-                  if (h["layer"], h["head"]) == key and role_score(h, score) is not None]
+                  if head_key(h) == key and role_score(h, score) is not None]
         if not points:
             continue
         colour = COLOURS[i % len(COLOURS)]
@@ -150,26 +213,37 @@ def role_panel(evals, score, top, x, plot_right, max_step, run_name):
     for py, label, colour in ends:  # labels at the right edge, pushed apart so they do not overlap
         py = max(py, last_y + 12)
         last_y = py
-        out.append(f'<text x="{plot_right + 6}" y="{py + 4:.1f}" fill="{colour}">{label}</text>')
+        out.append(f'<text x="{plot_right + 6}" y="{py + 4:.1f}" fill="{colour}">{escape(label)}</text>')
     return out
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_io.ArgumentParser(prog="plot_metrics", description=__doc__,
+                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="+", help="run directories or metrics.jsonl files")
     parser.add_argument("-o", "--output", default="learning_curves.svg", help="SVG file to write")
-    parser.add_argument("--smooth", type=int, default=50, help="moving-average window for the training loss")
-    parser.add_argument("--floor", type=float, help="entropy floor of the validation rows (nats/symbol), drawn dashed")
-    parser.add_argument("--loss-max", type=float, help="top of the loss axis (default: floor + 0.6, or the data's top)")
-    parser.add_argument("--target", type=float, default=0.95, help="probe accuracy drawn dotted (default 0.95)")
+    parser.add_argument("--smooth", type=script_io.int_in(1, 10**9), default=50,
+                        help="moving-average window for the training loss (>= 1)")
+    parser.add_argument("--floor", type=script_io.finite_float,
+                        help="entropy floor of the validation rows (nats/symbol), drawn dashed")
+    parser.add_argument("--loss-max", type=script_io.finite_float,
+                        help="top of the loss axis (default: floor + 0.6, or the data's top)")
+    parser.add_argument("--target", type=script_io.finite_float, default=0.95,
+                        help="probe accuracy drawn dotted (default 0.95)")
     parser.add_argument("--title", default="", help="a title line above the panels")
     parser.add_argument("--role-scores", default="answer_finding,previous_token,induction",
                         help="head-role scores to draw, one panel each (comma-separated; '' for none)")
     args = parser.parse_args()
+    if not 0 <= args.target <= 1:
+        parser.error(f"--target must be in [0, 1], found {args.target:g}")
+    script_io.check_output_path(args.output)  # refused before any reading, not after
 
-    runs = [(r.rstrip("/"), read_metrics(r)) for r in args.runs]
+    runs = [(r.rstrip("/") or r, read_metrics(r)) for r in args.runs]
     max_step = max(max(steps) for _, (steps, _, _) in runs)
-    values = [v for _, (_, losses, evals) in runs for v in smooth(losses, args.smooth) + [e[1] for e in evals]]
+    values = [v for _, (_, losses, evals) in runs for v in smooth(losses, args.smooth) + [e[1] for e in evals]
+              if v is not None]
+    if not values:
+        raise script_io.ScriptError("no finite loss in any run: nothing to draw")
     lo = min(values + ([args.floor] if args.floor is not None else []))
     lo = math.floor((lo - 0.02) * 20) / 20  # a little below the floor, on a 0.05 line
     if args.loss_max is not None:
@@ -179,7 +253,7 @@ def main():
     else:
         hi = max(values)
     if hi <= lo:
-        raise SystemExit(f"plot_metrics: error: --loss-max {hi} is not above the axis's bottom {lo}")
+        raise script_io.ScriptError(f"--loss-max {hi:g} is not above the axis's bottom {lo:g}")
     first_evals = runs[0][1][2]
     role_scores = [r for r in args.role_scores.split(",") if r and any(
         role_score(h, r) is not None for e in first_evals for h in e[4])]
@@ -192,10 +266,10 @@ def main():
         return LEFT + (plot_right - LEFT) * math.log10(max(step, 1)) / math.log10(max(max_step, 10))
 
     def y_loss(loss):
-        return loss_top + PANEL * (hi - min(max(loss, lo), hi)) / (hi - lo)
+        return None if loss is None else loss_top + PANEL * (hi - min(max(loss, lo), hi)) / (hi - lo)
 
     def y_probe(acc):
-        return probe_top + PANEL * (1.0 - acc)
+        return None if acc is None else probe_top + PANEL * (1.0 - acc)
 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
            f'font-family="sans-serif" font-size="12">',
@@ -237,7 +311,8 @@ def main():
                             opacity="0.6"))
         if evals:
             out.append(polyline([(x(e[0]), y_loss(e[1])) for e in evals], colour, 2.5))
-            out.extend(f'<circle cx="{x(e[0]):.1f}" cy="{y_loss(e[1]):.1f}" r="2.5" fill="{colour}"/>' for e in evals)
+            out.extend(f'<circle cx="{x(e[0]):.1f}" cy="{y_loss(e[1]):.1f}" r="2.5" fill="{colour}"/>' for e in evals
+                       if e[1] is not None)
         probed = [e for e in evals if e[2] is not None]
         if probed:
             out.append(polyline([(x(e[0]), y_probe(e[2])) for e in probed], colour, 2.5))
@@ -248,12 +323,12 @@ def main():
         label = escape(os.path.basename(name) or name)
         out.append(f'<rect x="{plot_right + 15}" y="{legend_y - 9}" width="14" height="4" fill="{colour}"/>')
         out.append(f'<text x="{plot_right + 35}" y="{legend_y - 3}">{label}</text>')
-        if evals:
+        if evals and evals[-1][1] is not None:
             last = evals[-1]
             lines = [f"final val {last[1]:.4f}" + (f" (floor + {last[1] - args.floor:.3f})" if args.floor is not None else "")]
             if last[2] is not None:
                 lines.append(f"final probe {last[2]:.3f}")
-                lines.append(", ".join(f"{kind} {acc:.3f}" for kind, acc in last[3].items()))
+                lines.append(", ".join(f"{kind} {acc:.3f}" for kind, acc in last[3].items() if acc is not None))
             for j, text in enumerate(lines):
                 out.append(f'<text x="{plot_right + 35}" y="{legend_y + 12 + 14 * j}" fill="#555">{escape(text)}</text>')
             legend_y += 14 * len(lines)
@@ -264,13 +339,9 @@ def main():
                    f'stroke="#333" stroke-width="1.2" stroke-dasharray="{DASHES[k % len(DASHES)]}"/>')
         out.append(f'<text x="{plot_right + 52}" y="{ky + 18 * k}">{escape(kind)}</text>')
     out.append("</svg>")
-    try:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write("\n".join(out) + "\n")
-    except OSError as e:
-        raise SystemExit(f"plot_metrics: error: {args.output}: {e.strerror}")
-    print(f"wrote {args.output}")
+    script_io.write_atomically(args.output, "\n".join(out) + "\n")
+    print(f"wrote {script_io.printable(args.output)}")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    script_io.run_main("plot_metrics", main)

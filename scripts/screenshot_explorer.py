@@ -7,21 +7,23 @@ Opens the page from disk, waits for its ready marker and its thumbnails, optiona
 query position P and opens head L.H, then saves the window (the README's data/explorer.png
 is made this way). Needs Debian's chromium, chromium-driver and python3-selenium.
 """
-import argparse
 import os
-import sys
 import time
+
+import script_io
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_io.ArgumentParser(prog="screenshot_explorer", description=__doc__.splitlines()[0])
     parser.add_argument("page")
     parser.add_argument("out")
     parser.add_argument("--query", type=int, help="pin this query position")
     parser.add_argument("--head", help="open this head, L.H")
-    parser.add_argument("--width", type=int, default=1280)
-    parser.add_argument("--height", type=int, default=800)
+    parser.add_argument("--width", type=script_io.int_in(100, 8000), default=1280)
+    parser.add_argument("--height", type=script_io.int_in(100, 8000), default=800)
     args = parser.parse_args()
+    script_io.read_text(args.page, "page", 256 << 20)  # a regular file of UTF-8 text, or one line saying why
+    script_io.check_output_path(args.out)
 
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
@@ -48,11 +50,12 @@ def main():
         inner = driver.execute_script("return [window.innerWidth, window.innerHeight]")
         driver.set_window_size(2 * args.width - inner[0], 2 * args.height - inner[1])
         time.sleep(0.3)
-        driver.save_screenshot(args.out)
+        png = driver.get_screenshot_as_png()
     finally:
         driver.quit()
-    print(f"{args.out}: {os.path.getsize(args.out) / 1e3:.0f} kB")
+    script_io.write_atomically(args.out, png)  # never through a link at OUT
+    print(f"{script_io.printable(args.out)}: {len(png) / 1e3:.0f} kB")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    script_io.run_main("screenshot_explorer", main)

@@ -69,6 +69,8 @@ import struct
 import sys
 import time
 
+import script_io
+
 PROG = "torch_reference"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -85,22 +87,18 @@ BLAS_PATHS = {"openblas-openmp": [LIB + "/openblas-openmp"], "openblas-pthread":
               "netlib": [LIB + "/blas", LIB + "/lapack"]}
 
 
-class UsageError(Exception):
-    """A bad config, option or file: exit status 2."""
+# A bad config, option or file: one line, exit status 2 (ScriptError's default; a failed
+# write is ScriptError(..., 1)). The scripts' shared helper reports both.
+UsageError = script_io.ScriptError
+MAX_TEXT_BYTES = 16 << 30  # mini-gpt's corpus limit; configs and prompts are far smaller
+MAX_CHECKPOINT_BYTES = 16 << 30
 
 
 # ----------------------------------------------------------------------------- config
 
 def read_text(path):
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read: {e.strerror}")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise UsageError(f"{path}: invalid UTF-8 at byte offset {e.start}")
+    """A regular file's UTF-8 text: a FIFO or /dev/zero is refused, not waited on."""
+    return script_io.read_text(path, "file", MAX_TEXT_BYTES)
 
 
 def corpus_vocab(text):
@@ -427,20 +425,13 @@ def write_safetensors(path, tensors, metadata, checksum=True):
         offset += a.nbytes
     text = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     text += b" " * (-len(text) % 8)
-    temp = path + ".tmp"
-    with open(temp, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + data)
-    os.replace(temp, path)
+    script_io.write_atomically(path, struct.pack("<Q", len(text)) + text + data, "--out")
 
 
 def read_safetensors(path):
     """-> (metadata, {name: float32 array}); refuses gaps, overlaps, trailing bytes and
     anything but F32."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read: {e.strerror}")
+    raw = script_io.read_bytes(path, "checkpoint", MAX_CHECKPOINT_BYTES)
     if len(raw) < 8:
         raise UsageError(f"{path}: {len(raw)} bytes, shorter than the 8-byte header length")
     (n,) = struct.unpack("<Q", raw[:8])
@@ -905,7 +896,7 @@ def cmd_sample_bench(args):
 # ----------------------------------------------------------------------------- command line
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_io.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
 
     def command(name, run, help_text):
@@ -976,15 +967,11 @@ def run_circuits(args):
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    try:
-        choose_blas(args.blas)
-        import_torch(args.threads, args.blas_threads)
-        args.run(args)
-    except UsageError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 2
+    choose_blas(args.blas)
+    import_torch(args.threads, args.blas_threads)
+    args.run(args)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    script_io.run_main(PROG, main)

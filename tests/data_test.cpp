@@ -372,6 +372,14 @@ TEST(ProbeSet, LoadsItemsAndSkipsBlankLines) {
   EXPECT_EQ(items[1].kind, "colour");
 }
 
+TEST(ProbeSet, KindsAreEchoedWithoutControlCharacters) {
+  // train, eval and inspect-heads print the kinds on stdout: an escape sequence, a newline
+  // or a C1 CSI from the file must not reach a terminal.
+  TempDir dir;
+  const fs::path path = dir.write("p.jsonl", "{\"answer\": \"a\", \"kind\": \"\\u001b[2Jred\\n\\u009bx\", \"prompt\": \"ab\"}\n");
+  EXPECT_EQ(load_probe_set(path).at(0).kind, "?[2Jred??x");
+}
+
 TEST(ProbeSet, ErrorsNameFileAndLine) {
   TempDir dir;
   const std::string good = "{\"answer\": \"a\", \"kind\": \"who\", \"prompt\": \"xy\"}\n";
@@ -386,7 +394,7 @@ TEST(ProbeSet, ErrorsNameFileAndLine) {
   EXPECT_EQ(error_for("{\"answer\": \"a\", \"kind\": 3, \"prompt\": \"xy\"}"), where + "\"kind\" must be a string, found 3");
   EXPECT_EQ(error_for("{\"answer\": \"a\", \"kind\": \"who\", \"prompt\": \"\"}"), where + "\"prompt\" is empty");
   EXPECT_EQ(error_for("[1, 2]"), where + "expected a JSON object, found [1,2]");
-  EXPECT_EQ(error_for("{\"answer\": ").rfind(where + "not valid JSON (", 0), 0u);
+  EXPECT_EQ(error_for("{\"answer\": ").rfind(where + "invalid JSON at line 1 column ", 0), 0u);
 
   const fs::path empty = dir.write("e.jsonl", "\n\n");
   EXPECT_EQ(input_error_of([&] { load_probe_set(empty); }), "probe set " + empty.string() + " holds no items");

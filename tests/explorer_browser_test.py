@@ -10,7 +10,11 @@ python3-selenium; fonts-noto-cjk draws the symbols) over pages opened from disk:
      weights `inspect-heads --format json` prints (to 1e-6); a keyboard move and a layer
      switch do too; the trace of head 1.1 at one position shows three numbers of
      `--trace 1.1 --position P --format json`; the role names match the JSON's;
-  3. an 8-layer x 8-head model with block_size 256 (a config written here) on 256
+  3. a hostile run (130,000 evaluations, head_roles [null] and entries whose layer is a
+     string, strings and +-1e308 in the per-kind accuracies): the page mini-gpt writes, and
+     the same page with the raw values put back into its data (as a page edited by hand
+     would hold them), both become ready, draw no NaN and run no injected script;
+  4. an 8-layer x 8-head model with block_size 256 (a config written here) on 256
      symbols: "no probe" is said, a hovered weight matches, and the page is ready in
      under 2 s.
 In page 2 the circuit section (issue 30) is held to inspect-heads --attribution, --patch
@@ -284,7 +288,52 @@ def main():
         expect_clean_console(driver, "default model")
         size_a = os.path.getsize(page_a)
 
-        # 3. 8 layers x 8 heads, block_size 256, on 256 symbols, no probe.
+        # 3. A hostile run: 130,000 evaluations, odd values everywhere.
+        hostile_run = os.path.join(scratch, "hostile_run")
+        os.mkdir(hostile_run)
+        raw_evals = []
+        with open(os.path.join(hostile_run, "metrics.jsonl"), "w") as dst:
+            for step in range(1, 130_001):
+                roles = [None] if step % 2 else [{"layer": 0, "head": 1, "induction": 0.5, "induction_by_kind": {"who": "s", "what": 0.2}},
+                                                 {"layer": "</text><script>window.__pwned=1</script>", "head": 0, "induction": 0.1}]
+                by_kind = {"who": "abc", "what": 1e308, "colour": -1e308, "x": 0.25}
+                dst.write(json.dumps({"step": step, "loss": 2.0 + 1.0 / step, "val_loss": 2.1, "probe_accuracy": 0.5,
+                                      "probe_accuracy_by_kind": by_kind, "head_roles": roles}) + "\n")
+                raw_evals.append({"step": step, "val_loss": 2.1, "probe_accuracy": None if step % 3 else 0.5,
+                                  "by_kind": by_kind, "head_roles": roles})
+        page_h = os.path.join(scratch, "hostile.html")
+        out, gen_h = run(binary, "inspect-heads", "--checkpoint", os.path.join(run_dir, "latest.safetensors"), "--text",
+                         QUESTION[:10], "--run", hostile_run, "--html", page_h, "--threads", "1")
+        with open(page_h, encoding="utf-8") as f:
+            page = f.read()
+        start = page.index('<script type="application/json" id="explorer-data">') + len('<script type="application/json" id="explorer-data">')
+        end = page.index("</script>", start)
+        embedded = json.loads(page[start:end])
+        check(embedded["run"]["evals_total"] == 130_000 and len(embedded["run"]["evals"]) <= 1001,
+              f"the hostile run is not thinned: {embedded['run']['evals_total']} evaluations, {len(embedded['run']['evals'])} embedded")
+        kept = embedded["run"]["evals"][-1]
+        check(kept["by_kind"] == {"what": 1e308, "colour": -1e308, "x": 0.25}, f"by_kind embedded as {kept['by_kind']}")
+        check(all(isinstance(h["layer"], int) for e in embedded["run"]["evals"] for h in e.get("head_roles", [])),
+              "a head_roles entry with a string layer reached the page")
+        # The same page with the raw evaluations, unchecked and unthinned, in its data.
+        embedded["run"]["evals"] = raw_evals
+        embedded["run"]["train"]["loss"][0] = "x"
+        page_raw = os.path.join(scratch, "hostile_raw.html")
+        with open(page_raw, "w", encoding="utf-8") as f:
+            f.write(page[:start] + json.dumps(embedded).replace("<", "\\u003c") + page[end:])
+        for path, what in ((page_h, "hostile run"), (page_raw, "hostile run, raw values in the page")):
+            ready_h, _ = open_page(driver, path, what)
+            charts = driver.execute_script("return document.querySelectorAll('#run svg').length")
+            check(charts >= 3, f"{what}: {charts} run charts")
+            attributes = driver.execute_script(
+                "return [...document.querySelectorAll('#run svg *')].flatMap((e) => [...e.attributes].map((a) => a.value)).join(' ')")
+            check("NaN" not in attributes and "Infinity" not in attributes, f"{what}: NaN or Infinity in an SVG attribute")
+            check(driver.execute_script("return window.__pwned === undefined"), f"{what}: the injected script ran")
+            check("130000 evaluations" in driver.find_element("id", "run").text, f"{what}: the hint does not count 130000 evaluations")
+            expect_clean_console(driver, what)
+            print(f"{what}: ready after {ready_h:.0f} ms ({os.path.getsize(path) / 1e6:.1f} MB)")
+
+        # 4. 8 layers x 8 heads, block_size 256, on 256 symbols, no probe.
         with open(os.path.join(source, "data", "corpus.txt"), encoding="utf-8") as f:
             long_text = f.read(256)
         big_config = os.path.join(scratch, "big.json")

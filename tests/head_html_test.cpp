@@ -169,6 +169,37 @@ TEST_F(HeadHtmlTest, RunCurvesThinTheLossAndSkipTornLines) {
   EXPECT_THROW(run_curves(dir_ / "empty"), InputError);
 }
 
+TEST_F(HeadHtmlTest, RunCurvesEmbedOnlyFiniteNumbersInShapeAndThinTheEvaluations) {
+  {
+    std::ofstream out(dir_ / "metrics.jsonl");
+    out << "{\"step\": 0, \"loss\": 1, \"head_roles\": " << std::string(100000, '[') << std::string(100000, ']') << "}\n";
+    out << "{\"step\": \"7\", \"loss\": 1}\n[1, 2]\n";  // no finite step; not an object
+    for (int step = 1; step <= 2500; ++step) {
+      json line = {{"step", step}, {"loss", step == 5 ? json("abc") : json(1e308)}, {"val_loss", 2.0}};
+      line["probe_accuracy"] = step == 2500 ? json(nullptr) : json(0.5);
+      line["probe_accuracy_by_kind"] = {{"who", "abc"}, {"what", 1e308}, {"colour", -1e308}, {"x", 0.25}};
+      line["head_roles"] = json::array({nullptr, {{"layer", "</script>"}, {"head", 0}}, {{"layer", -1}, {"head", 0}},
+                                        {{"layer", 0}, {"head", 1}, {"induction", 0.5}, {"role", "mixed"},
+                                         {"answer_finding_by_kind", {{"who", "s"}, {"what", 0.25}}}}});
+      out << line.dump() << "\n";
+    }
+  }
+  const json curves = json::parse(run_curves(dir_).dump());
+  EXPECT_EQ(curves["lines"], 2503);
+  EXPECT_EQ(curves["skipped"], 3);  // the deep line, the string step, the array
+  EXPECT_EQ(curves["evals_total"], 2500);
+  EXPECT_EQ(curves["eval_stride"], 3);
+  ASSERT_EQ(curves["evals"].size(), 834u);  // steps 1, 4, ..., 2500: every 3rd (the last among them)
+  EXPECT_EQ(curves["evals"][1]["step"], 4.0);
+  const json& last = curves["evals"].back();
+  EXPECT_EQ(last["step"], 2500.0);
+  EXPECT_FALSE(last.contains("probe_accuracy"));
+  EXPECT_EQ(last["by_kind"], json({{"what", 1e308}, {"colour", -1e308}, {"x", 0.25}}));
+  EXPECT_EQ(last["head_roles"], json::parse(R"([{"layer":0,"head":1,"induction":0.5,"answer_finding_by_kind":{"what":0.25}}])"));
+  EXPECT_EQ(curves["train"]["loss"].size(), 833u);  // 2,499 finite losses in buckets of 3
+  EXPECT_DOUBLE_EQ(curves["train"]["loss"][0].get<double>(), 1e308);  // a mean that does not overflow
+}
+
 TEST_F(HeadHtmlTest, CommandWritesThePageAndRefusesBadTargets) {
   auto r = run({"inspect-heads", "--checkpoint", ckpt(), "--text", kText, "--html", (dir_ / "page.html").string(),
                 "--probe", (dir_ / "probe.jsonl").string()});

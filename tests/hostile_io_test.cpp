@@ -1,6 +1,6 @@
 // The library's rules against hostile input (issue 19), each where it lives: bounded,
 // non-blocking reads of regular files only (data/text_file.h); JSON nesting and NUL
-// bytes refused before parsing (io/json_text.h); the atomic writer that never replaces a
+// bytes refused before parsing (data/json_limits.h); the atomic writer that never replaces a
 // device, FIFO, symlink or folder (io/atomic_file.h); the run-directory lock
 // (io/dir_lock.h); the whole config validated once after every override, with thread
 // and count bounds and strings free of NUL and invalid UTF-8 (io/config.h); non-finite
@@ -20,7 +20,7 @@
 #include "io/checkpoint.h"
 #include "io/config.h"
 #include "io/dir_lock.h"
-#include "io/json_text.h"
+#include "data/json_limits.h"
 #include "spec/parameter_shapes.h"
 #include "core/error.h"
 
@@ -222,6 +222,25 @@ TEST_F(HostileIoTest, NonFiniteWeightsAreRefusedOnLoadNamingTheTensor) {
   tensors[1].second[3] = -std::numeric_limits<float>::infinity();
   save_checkpoint(path, config, {"a", "b", "c"}, 0, view);
   EXPECT_TRUE(contains(input_error_of([&] { load_checkpoint(path); }), "holds a non-finite value (-inf)"));
+}
+
+// The text every error is shown as (cli/main.cpp's fail): one short line whatever it quotes.
+TEST(ErrorTextTest, ControlsOfEveryKindAreQuestionMarksAndLongValuesAreCut) {
+  // C0, DEL, C1 (U+0085 NEL, U+009B CSI), U+2028, U+2029, a bidi override, a stray byte.
+  EXPECT_EQ(error_text("a\x1b[31mb\x7f\xc2\x85\xc2\x9b\xe2\x80\xa8\xe2\x80\xa9\xe2\x80\xae\xff."), "a?[31mb???????.");
+  EXPECT_EQ(printable_text("\xc2\x9b" "2J \xe4\xb8\x81\xc2\xa0"), "?2J \xe4\xb8\x81\xc2\xa0");  // 丁 and U+00A0 are kept
+  EXPECT_EQ(error_text("\xed\xa0\x80 \xc0\xaf"), "??? ??");  // a surrogate and an overlong '/' are not UTF-8
+  EXPECT_EQ(error_text("found \"abc\" and a short path /tmp/x"), "found \"abc\" and a short path /tmp/x");
+
+  const std::string value(5000, 'v');
+  EXPECT_EQ(error_text("key \"" + value + "\" is bad"), "key \"" + std::string(200, 'v') + "...\" (5000 characters) is bad");
+  EXPECT_EQ(error_text("cannot open /" + value + ": gone"), "cannot open /" + std::string(199, 'v') + "... (5002 characters) gone");
+  const std::string wide(300, 'x');  // counted in characters, never cut inside one: 丁 is 3 bytes
+  std::string chinese;
+  for (int i = 0; i < 201; ++i) chinese += "\xe4\xb8\x81";
+  EXPECT_EQ(error_text("\"" + chinese + "\""), "\"" + chinese.substr(0, 600) + "...\" (201 characters)");
+  EXPECT_EQ(error_text("unclosed \"" + wide), "unclosed \"" + std::string(200, 'x') + "...\" (300 characters)");
+  EXPECT_LT(error_text(std::string(50 << 20, 'z')).size(), 300u);  // a 50 MB value: a short line
 }
 
 }  // namespace

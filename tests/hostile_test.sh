@@ -3,7 +3,10 @@
 # run directories trained over, outputs that would clobber what is at the path, inputs
 # that block or never end (FIFOs, /dev/zero, huge counts), JSON nested 60,000 deep,
 # failed writes to stdout, overrides whose order used to matter, seeds and strings out of
-# range (NUL, invalid UTF-8), SIGTERM, non-finite or malformed checkpoints.
+# range (NUL, invalid UTF-8), SIGTERM, non-finite or malformed checkpoints; and (issue 33)
+# the Python scripts held to the same rules, run folders that would crash or stall the
+# head explorer, MPI ranks started with different settings, error text that echoes
+# control characters or 50 MB values, inspect-heads --compare on texts it used to take.
 # Every case runs under a timeout and is checked for: the expected exit status; for a
 # refusal, exactly one "mini-gpt: error: ..." line on stderr (the last, besides train's
 # banner) containing an expected phrase; no crash (no signal exit but the intended ones);
@@ -52,7 +55,10 @@ check_victims() {
 }
 
 # run_case LABEL STATUS PHRASE [STDOUT] -- ARGS...: runs mini-gpt ARGS with stdout to STDOUT
-# ("file" by default, "full" for /dev/full, "closed" for a closed descriptor).
+# ("file" by default, "full" for /dev/full, "closed" for a closed descriptor). The command
+# run is "${runner[@]}" ARGS, and errors are expected as "$prog: error: ..."; both are
+# changed for the scripts' cases.
+runner=("$binary") prog=mini-gpt
 run_case() {
   label=$1 expected=$2 phrase=$3 out_mode=file
   shift 3
@@ -62,9 +68,9 @@ run_case() {
   record_victims
   local status started=$EPOCHREALTIME
   case $out_mode in
-    full) timeout -s KILL "$timeout_s" "$binary" "$@" < /dev/null > /dev/full 2> err.txt; status=$? ;;
-    closed) timeout -s KILL "$timeout_s" "$binary" "$@" < /dev/null >&- 2> err.txt; status=$? ;;
-    *) timeout -s KILL "$timeout_s" "$binary" "$@" < /dev/null > out.txt 2> err.txt; status=$? ;;
+    full) timeout -s KILL "$timeout_s" "${runner[@]}" "$@" < /dev/null > /dev/full 2> err.txt; status=$? ;;
+    closed) timeout -s KILL "$timeout_s" "${runner[@]}" "$@" < /dev/null >&- 2> err.txt; status=$? ;;
+    *) timeout -s KILL "$timeout_s" "${runner[@]}" "$@" < /dev/null > out.txt 2> err.txt; status=$? ;;
   esac
   judge "$status" "$expected" "$phrase"
   check_victims
@@ -82,6 +88,9 @@ judge() {
   if (( status > 128 && status != 130 && status != 143 )); then
     crashes=$((crashes + 1)); note_failure "killed by signal $((status - 128)): $(tail -c 300 err.txt)"; return
   fi
+  if grep -q '^Traceback' err.txt; then
+    crashes=$((crashes + 1)); note_failure "a Python traceback: $(tail -n 1 err.txt | cut -c1-300)"; return
+  fi
   if (( status != expected )); then
     note_failure "exit status $status, expected $expected: $(tail -n 2 err.txt | cut -c1-300)"; return
   fi
@@ -89,10 +98,10 @@ judge() {
   # A refusal: one error line, the last one, naming what is wrong; the only other lines
   # allowed are train's banner ("mini-gpt VERSION; kernels: ...") and progress ("step N/M ...").
   local errors others last
-  errors=$(grep -c '^mini-gpt: error: ' err.txt)
-  others=$(grep -v '^mini-gpt: error: ' err.txt | grep -v '^step [0-9]*/[0-9]* ' | grep -vc '^mini-gpt [^:]*; kernels: ')
+  errors=$(grep -c "^$prog: error: " err.txt)
+  others=$(grep -v "^$prog: error: " err.txt | grep -v '^step [0-9]*/[0-9]* ' | grep -vc '^mini-gpt [^:]*; kernels: ')
   last=$(tail -n 1 err.txt)
-  if (( errors != 1 || others != 0 )) || [[ $last != "mini-gpt: error: "* ]]; then
+  if (( errors != 1 || others != 0 )) || [[ $last != "$prog: error: "* ]]; then
     note_failure "stderr is not one error line: $(head -c 400 err.txt)"; return
   fi
   if [[ $last != *"$phrase"* ]]; then
@@ -310,6 +319,165 @@ run_case "config metadata nested deep" 2 "__metadata__.config: invalid JSON" -- 
 run_case "vocab metadata nested deep" 2 "nested deeper than 64" -- eval --checkpoint deepvocab.safetensors --text-file text.txt
 run_case "header nested deep" 2 "header: invalid JSON" -- eval --checkpoint deepheader.safetensors --text-file text.txt
 run_case "--max-steps bound is sane" 2 "[1, 1000000000000]" -- "${train[@]}" --max-steps -3
+
+# --- 7. The scripts keep the binary's promises (issue 33): one line "SCRIPT: error: ...",
+# exit 2 for bad input and 1 for a failed write, no traceback, no read without bound, no
+# write through a link or onto a device, no script injected into the SVG.
+plot=(python3 "$source_dir/scripts/plot_metrics.py")
+make_corpus=(python3 "$source_dir/scripts/make_corpus.py")
+# metrics_with NAME LINE: a run folder NAME whose metrics.jsonl is run A's and then LINE.
+metrics_with() {
+  mkdir -p "$1" && cp runs/A/metrics.jsonl "$1/" && printf '%s\n' "$2" >> "$1/metrics.jsonl"
+}
+# no_raw_controls FILE: fails the case when FILE holds a C0 (but tab and newline), DEL, C1,
+# U+2028 or U+2029 character.
+no_raw_controls() {
+  if LC_ALL=C grep -aqP '[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xa8\xa9]' "$1"; then
+    note_failure "$1 holds a raw control character: $(head -c 200 "$1" | cat -v)"
+  fi
+}
+python3 - runs/A/metrics.jsonl > injected.jsonl <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+row = json.loads(lines[-1])
+row["head_roles"][0]["layer"] = "</text><script>window.__pwned=1</script><text>"
+row["head_roles"][1]["head"] = "<script>alert(1)</script>"
+print("\n".join(lines[:-1] + [json.dumps(row)]))
+PY
+mkdir -p runs/injected && mv injected.jsonl runs/injected/metrics.jsonl
+metrics_with runs/nostep '{"loss": 1.0}'
+metrics_with runs/strloss '{"step": 21, "loss": "abc", "val_loss": Infinity, "probe_accuracy": 1e999}'
+metrics_with runs/nullroles '{"step": 21, "loss": 1.0, "val_loss": 2.0, "head_roles": [null, {"head": 1}, 5]}'
+metrics_with runs/deeproles "{\"step\": 21, \"loss\": 1.0, \"val_loss\": 2.0, \"head_roles\": $(python3 -c "print('[' * 100000 + ']' * 100000)")}"
+mkdir -p runs/badutf8 && cp runs/A/metrics.jsonl runs/badutf8/ && printf '{"step": 21, "loss": 1.0, "x": "\xff"}\n' >> runs/badutf8/metrics.jsonl
+mkdir -p runs/huge && truncate -s 300M runs/huge/metrics.jsonl
+mkfifo fifo.jsonl
+ln -s target.txt link.jsonl
+mkdir -p runs/linked_corpus && ln -s ../../target.txt runs/linked_corpus/corpus.txt
+victims+=(link.jsonl fifo.jsonl runs/linked_corpus/corpus.txt)
+runner=("${plot[@]}") prog=plot_metrics
+run_case "plot: layer and head that inject a script" 0 "" -- runs/injected -o injected.svg
+if grep -qi '<script' injected.svg; then note_failure "injected.svg holds a <script>"; fi
+python3 -c "import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])" injected.svg 2>/dev/null ||
+  note_failure "injected.svg is not well-formed XML"
+grep -q "skipped 2 head_roles entries" err.txt || note_failure "plot_metrics does not say it skipped the injected entries: $(cat err.txt)"
+run_case "plot: -o a symlink" 2 "is a symbolic link" -- runs/A -o link.svg
+run_case "plot: -o a folder" 2 "is a directory" -- runs/A -o folder.svg
+run_case "plot: -o /dev/full" 2 "is a character device" -- runs/A -o /dev/full
+run_case "plot: -o a FIFO" 2 "is a FIFO" -- runs/A -o fifo.svg
+run_case "plot: -o in a missing folder" 1 "cannot write output" -- runs/A -o missing/x.svg
+run_case "plot: -o empty" 2 "output path is empty" -- runs/A -o ""
+run_case "plot: /dev/zero" 2 "is a character device, not a regular file" -- /dev/zero -o new.svg
+run_case "plot: a FIFO" 2 "is a FIFO, not a regular file" -- fifo.jsonl -o new.svg
+run_case "plot: 300 MB of metrics" 2 "more than the limit" -- runs/huge -o new.svg
+run_case "plot: a missing run" 2 "cannot read: No such file" -- runs/none -o new.svg
+run_case "plot: a line without step" 2 '"step" must be a finite number' -- runs/nostep -o new.svg
+run_case "plot: string and infinite losses" 0 "" -- runs/strloss -o gaps.svg
+if grep -qiE 'nan|inf' gaps.svg; then note_failure "gaps.svg draws NaN or inf: $(grep -oiE '.{20}(nan|inf).{20}' gaps.svg | head -n 1)"; fi
+run_case "plot: head_roles [null, no layer, 5]" 0 "" -- runs/nullroles -o roles.svg
+run_case "plot: head_roles nested 100,000 deep" 2 "nested too deep" -- runs/deeproles -o new.svg
+run_case "plot: invalid UTF-8" 2 "invalid UTF-8 at byte offset" -- runs/badutf8 -o new.svg
+run_case "plot: --smooth 0" 2 "--smooth: must be in [1, " -- runs/A --smooth 0
+run_case "plot: --smooth -5" 2 "--smooth: must be in [1, " -- runs/A --smooth -5
+run_case "plot: --floor inf" 2 "--floor: must be a finite number" -- runs/A --floor inf
+run_case "plot: --floor nan" 2 "--floor: must be a finite number" -- runs/A --floor nan
+run_case "plot: --loss-max -inf" 2 "--loss-max: must be a finite number" -- runs/A --loss-max=-inf
+run_case "plot: an ESC in the run's name" 2 "cannot read" -- "$(printf 'runs/\x1b[2J\xc2\x9b')" -o new.svg
+no_raw_controls err.txt
+run_case "plot: an unknown option" 2 "unrecognized arguments" -- runs/A --bogus
+run_case "plot: to /dev/full" 1 "cannot write to standard output" full -- runs/A -o new.svg
+runner=("${make_corpus[@]}") prog=make_corpus
+run_case "make_corpus: --probe-out a symlink" 2 "is a symbolic link" -- --probe-seed 7 --probe-out link.jsonl
+run_case "make_corpus: --probe-out a folder" 2 "is a directory" -- --probe-seed 7 --probe-out folder.svg
+run_case "make_corpus: --probe-out names a folder" 2 "names a folder" -- --probe-seed 7 --probe-out runs/
+run_case "make_corpus: --probe-out /dev/full" 2 "is a character device" -- --probe-seed 7 --probe-out /dev/full
+run_case "make_corpus: --probe-out in a missing folder" 1 "cannot write --probe-out" -- --probe-seed 7 --probe-out missing/p.jsonl
+run_case "make_corpus: --probe-items 0" 2 "--probe-items: must be in [1, " -- --probe-seed 7 --probe-items 0 --probe-out p.jsonl
+run_case "make_corpus: --probe-items 10^12" 2 "--probe-items: must be in [1, " -- --probe-seed 7 --probe-items 1000000000000 --probe-out p.jsonl
+run_case "make_corpus: --symbols 5" 2 "--symbols: must be in [" -- --symbols 5 --out corpus_out
+run_case "make_corpus: --out on a symlinked corpus.txt" 2 "is a symbolic link" -- --out runs/linked_corpus
+run_case "make_corpus: a fresh probe set" 0 "" -- --probe-seed 7 --probe-items 20 --probe-out p.jsonl
+[[ $(wc -l < p.jsonl) == 20 ]] || note_failure "make_corpus wrote $(wc -l < p.jsonl) probe items, expected 20"
+runner=("$binary") prog=mini-gpt
+
+# --- 8. Run folders the head explorer reads (--run), probe kinds echoed on stdout, error
+# text that quotes control characters or huge values, --compare's text.
+run_case "explorer: --run with head_roles nested 100,000 deep" 0 "" -- "${inspect[@]}" --run runs/deeproles --html deep.html
+grep -q '"skipped":1' deep.html || note_failure "deep.html does not count the deep line as skipped"
+python3 - runs/many/metrics.jsonl <<'PY'
+import json, os, sys
+os.makedirs(os.path.dirname(sys.argv[1]), exist_ok=True)
+with open(sys.argv[1], "w") as f:
+    for step in range(1, 130_001):
+        f.write(json.dumps({"step": step, "loss": 2.0, "val_loss": 2.1, "probe_accuracy_by_kind": {"who": "abc", "what": 1e308},
+                            "head_roles": [None] if step % 2 else [{"layer": "</script>", "head": 0}, {"layer": 0, "head": 1, "induction": 0.5}]}) + "\n")
+PY
+run_case "explorer: --run with 130,000 evaluations" 0 "" -- "${inspect[@]}" --run runs/many --html many.html
+python3 - many.html <<'PY' || note_failure "many.html: the run data is not thinned and checked"
+import json, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+start = page.index('id="explorer-data">') + len('id="explorer-data">')
+run = json.loads(page[start:page.index("</script>", start)])["run"]
+assert run["evals_total"] == 130000 and len(run["evals"]) <= 1001, (run["evals_total"], len(run["evals"]))
+assert all(isinstance(h["layer"], int) for e in run["evals"] for h in e.get("head_roles", []))
+assert all(e.get("by_kind", {}) == {"what": 1e308} for e in run["evals"])
+PY
+printf '{"prompt": "%s", "answer": "%s", "kind": "\\u001b[2J\\u009b31m\\nwho\\u2028"}\n' \
+  "$(python3 -c 'import sys; t = open(sys.argv[1], encoding="utf-8").read(); print(t[:5])' "$corpus")" \
+  "$(python3 -c 'import sys; t = open(sys.argv[1], encoding="utf-8").read(); print(t[5])' "$corpus")" > kinds.jsonl
+run_case "eval: a probe kind with ESC, CSI, newline and U+2028" 0 "" -- eval --checkpoint "$ckpt" --text-file text.txt --probe kinds.jsonl
+no_raw_controls out.txt
+grep -q '?\[2J?31m?who?' out.txt || note_failure "eval does not show the kind escaped: $(cat -v out.txt | tail -n 1)"
+run_case "C1 and U+2028 in a path" 2 "does not exist" -- eval --checkpoint "$ckpt" --text-file "$(printf 'x\xc2\x85y\xc2\x9b[31m\xe2\x80\xa8z')"
+no_raw_controls err.txt
+run_case "a 100,000-character path" 2 "... (100001 characters) File name too long" -- eval --checkpoint "$ckpt" --text-file "$(printf '/%.0sx' {1..50000})"
+(( $(wc -c < err.txt) < 400 )) || note_failure "the error line is $(wc -c < err.txt) bytes"
+printf '{"data": {"path": "/%s"}}' "$(head -c 900000 /dev/zero | tr '\0' 'p')" > long_path.json
+run_case "a 900,000-character corpus path in a config" 2 "(900002 characters) File name too long" -- train --config long_path.json --threads 1
+(( $(wc -c < err.txt) < 600 )) || note_failure "the error line is $(wc -c < err.txt) bytes"
+python3 -c 'import sys; sys.stdout.write("{\"prompt\": \"ab\", \"answer\": \"a\", \"kind\": [" + "1," * 25000000 + "1]}\n")' > bigkind.jsonl
+run_case "a probe kind of 50 MB, wrongly typed" 2 '"kind" must be a string, found [1,1,1' -- \
+  eval --checkpoint "$ckpt" --text-file text.txt --probe bigkind.jsonl
+(( $(wc -c < err.txt) < 400 )) || note_failure "the error line is $(wc -c < err.txt) bytes"
+rm -f bigkind.jsonl
+compare=(inspect-heads --compare "$ckpt" "$ckpt" --threads 1)
+run_case "--compare --text ''" 2 "--text is empty" -- "${compare[@]}" --text ""
+run_case "--compare a text over block_size" 2 "more than the model's block_size of 16" -- "${compare[@]}" \
+  --text "$(python3 -c 'import sys; print(open(sys.argv[1], encoding="utf-8").read().replace("\n", "")[:17])' "$corpus")"
+run_case "--compare a text within block_size" 0 "" -- "${compare[@]}" --text "${inspect[4]}"
+
+# --- 9. MPI ranks started with different settings refuse before the first step (every
+# rank one line, exit 2; a different model used to end in a double free, exit 134).
+mpirun_bin=$(command -v mpirun || true)
+tac "$corpus" > reversed.txt  # the same vocabulary, other batches
+if [[ -n $mpirun_bin ]] && ldd "$binary" 2>/dev/null | grep -q libmpi && [[ -z ${ASAN_OPTIONS:-} ]]; then
+  mpi=("$mpirun_bin" --oversubscribe --bind-to none --mca btl self,tcp --mca btl_tcp_if_include lo
+       --mca oob_tcp_if_include lo)
+  (( EUID == 0 )) && mpi+=(--allow-run-as-root)
+  for pair in "--seed 8|train.seed is 7 on rank 0 but 8 on rank 1" \
+              "--set model.n_embd=32|model.n_embd is 16 on rank 0 but 32 on rank 1" \
+              "--set data.path=$work/reversed.txt|corpus is train "; do
+    extra=${pair%%|*} phrase=${pair#*|}
+    cases=$((cases + 1)); label="MPI ranks with different settings: $extra"
+    record_victims
+    rm -rf runs/mpi
+    # shellcheck disable=SC2086  # $extra is two words
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -s KILL "$timeout_s" "${mpi[@]}" \
+      -np 1 "$binary" "${train[@]}" --out runs/mpi --max-steps 5 : -np 1 "$binary" "${train[@]}" --out runs/mpi --max-steps 5 $extra \
+      < /dev/null > out.txt 2> err.txt
+    status=$?
+    if (( status == 137 )); then hangs=$((hangs + 1)); note_failure "no exit within ${timeout_s} s"
+    elif (( status != 2 )); then note_failure "exit status $status, expected 2: $(grep -a 'error' err.txt | head -n 2)"
+    elif (( $(grep -c "^mini-gpt: error: rank [01] of 2: ranks disagree before the first step: .*$phrase" err.txt) != 2 )); then
+      note_failure "not one line per rank naming the key: $(grep -a 'mini-gpt' err.txt | head -n 3)"
+    elif [[ -e runs/mpi/metrics.jsonl ]]; then note_failure "a step was written"
+    else refused=$((refused + 1))
+    fi
+    check_victims
+  done
+else
+  echo "hostile_test: no mpirun, a build without MPI or a sanitizer build: the MPI cases are skipped" >&2
+fi
 
 echo "hostile_test: $cases cases, $refused refused with one line, crashes $crashes, hangs $hangs," \
      "clobbered files $clobbered, other failures $((failures - crashes - hangs - clobbered))"

@@ -277,5 +277,52 @@ TEST(MpiTrainTest, Sigusr1ToMpirunStopsEveryRankAfterTheSameStepWithLatestWritte
   fs::remove_all(dir);
 }
 
+// Rank 0 and rank 1 started with different settings (mpirun's "A : B" form): every rank
+// refuses before the first step, with exit 2 and one line naming the key and both values;
+// nothing is trained and no mismatched buffer reaches an allreduce (a different model
+// shape or corpus used to end in "double free or corruption", exit 134).
+TEST(MpiTrainTest, RanksStartedWithDifferentSettingsRefuseBeforeTheFirstStep) {
+  auto dir = fresh_dir("mpi-disagree");
+  // The shipped corpus with its lines in reverse order: the same vocabulary, other batches.
+  std::string corpus = test::read_text(test::source_dir() / "data" / "corpus.txt");
+  std::vector<std::string> lines;
+  std::istringstream in(corpus);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  {
+    std::ofstream out(dir / "reversed.txt");
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it) out << *it << "\n";
+  }
+  const std::string other_corpus = "data.path=" + (dir / "reversed.txt").string();
+  struct Case {
+    std::vector<std::string> rank1;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {{"--seed", "8"}, "train.seed is 7 on rank 0 but 8 on rank 1"},
+      {{"--set", "train.lr=0.02"}, "train.lr is 0.01 on rank 0 but 0.02 on rank 1"},
+      {{"--set", "model.block_size=32"}, "model.block_size is 16 on rank 0 but 32 on rank 1"},
+      {{"--set", "model.n_embd=32"}, "model.n_embd is 16 on rank 0 but 32 on rank 1"},
+      {{"--set", other_corpus}, "corpus is train "},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.expected);
+    fs::remove_all(dir / "run");
+    std::vector<std::string> args = concat(mpirun(1), train_args(dir / "run", {"--max-steps", "5"}));
+    args = concat(args, {":", "-np", "1"});
+    args = concat(args, train_args(dir / "run", concat({"--max-steps", "5"}, c.rank1)));
+    auto r = run(args, dir);
+    EXPECT_EQ(r.status, 2) << r.err;
+    for (int rank = 0; rank < 2; ++rank) {
+      const std::string line = "mini-gpt: error: rank " + std::to_string(rank) +
+                               " of 2: ranks disagree before the first step: " + c.expected;
+      EXPECT_EQ(count_of(r.err, line), 1u) << r.err;
+    }
+    EXPECT_EQ(count_of(r.err, "mini-gpt: error: "), 2u) << r.err;  // one line per rank, nothing else of ours
+    EXPECT_EQ(r.err.find("step 1/"), std::string::npos) << "a step was taken: " << r.err;
+    EXPECT_FALSE(fs::exists(dir / "run" / "metrics.jsonl"));
+  }
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace mg

@@ -82,8 +82,13 @@ std::string compare_command(const InspectHeadsOptions& o, const std::u32string& 
   const std::string probe_path = o.probe ? *o.probe : a.config.data.probe_path;
   std::vector<ProbeItem> probes;
   if (!probe_path.empty()) probes = load_probe_set(probe_path);
+  std::vector<std::vector<int32_t>> ids_a, ids_b;
   if (o.text_given) {
-    texts.push_back(text.substr(0, static_cast<size_t>(block)));
+    // As in every other mode: an empty text, or one longer than either model's block_size,
+    // is refused (it was cut quietly, and an empty one failed an internal check).
+    ids_a.push_back(encode_for_model(a.model, a.vocab, text, "--text"));
+    ids_b.push_back(encode_for_model(b.model, b.vocab, text, "--text"));
+    texts.push_back(text);
     described = "the --text";
   } else {
     for (const ProbeItem& item : probes) {
@@ -93,11 +98,11 @@ std::string compare_command(const InspectHeadsOptions& o, const std::u32string& 
     described = std::to_string(texts.size()) + " probe prompts of " + probe_path + " that both vocabularies hold";
   }
   if (texts.empty()) throw InputError("--compare needs a --text, or a probe set (--probe FILE) both models can read");
-  std::vector<std::vector<int32_t>> ids_a, ids_b;
-  for (const auto& t : texts) {
-    ids_a.push_back(a.vocab.encode(t, "--text"));
-    ids_b.push_back(b.vocab.encode(t, "--text"));
-  }
+  if (!o.text_given)
+    for (const auto& t : texts) {
+      ids_a.push_back(a.vocab.encode(t, "probe prompt"));
+      ids_b.push_back(b.vocab.encode(t, "probe prompt"));
+    }
   const HeadComparison comparison = compare_heads(a.model, b.model, ids_a, ids_b);
   auto roles_of = [&](LoadedModel& m, const std::vector<std::vector<int32_t>>& ids) {
     RoleOptions options;

@@ -66,16 +66,27 @@ namespace {
 constexpr double kDefaultMpiTimeoutS = 600.0;
 
 // In a job of several ranks the line names the rank that failed. Messages may quote what
-// the user handed over; control bytes become '?' so that the error stays one line.
-int fail(std::string message, int status) {
-  for (char& c : message)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
+// the user handed over: error_text (core/error.h) shows control characters as '?' and
+// cuts long values, so that the error stays one short line. The line goes out in one
+// write, so that lines of ranks failing at once (mpirun merges their stderr) do not mix.
+int fail(const std::string& message, int status) {
   const mg::Communicator& world = mg::world_communicator();
-  std::cerr << "mini-gpt: error: ";
-  if (world.size() > 1) std::cerr << "rank " << world.rank() << " of " << world.size() << ": ";
-  std::cerr << message << std::endl;
+  std::string line = "mini-gpt: error: ";
+  if (world.size() > 1) line += "rank " + std::to_string(world.rank()) + " of " + std::to_string(world.size()) + ": ";
+  line += mg::error_text(message) + "\n";
+  std::cerr.flush();
+  for (size_t done = 0; done < line.size();) {
+    const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
+    if (n > 0) done += static_cast<size_t>(n);
+    else if (n < 0 && errno == EINTR) continue;
+    else break;
+  }
   return status;
 }
+
+// Set when the error was one every rank reported together (JobWideInputError): the job
+// then ends through MPI_Finalize on every rank, not MPI_Abort.
+bool failed_on_every_rank = false;
 
 // Started with stdin, stdout or stderr closed (`>&-`), the first file we open would take
 // that descriptor, and printf would write into a checkpoint. Each closed one gets
@@ -141,9 +152,10 @@ int main(int argc, char** argv) {
       status = fail(e.what(), kExitFailure);
     }
   }
-  // A failed rank takes the job down with it; success (every rank got here) and the
-  // job-wide Ctrl-C stop end through MPI_Finalize in the session's destructor.
-  if (status != kExitOk && status != kExitInterrupted && status != kExitTerminated)
+  // A failed rank takes the job down with it; success (every rank got here), the
+  // job-wide Ctrl-C stop and an error every rank reported (JobWideInputError) end
+  // through MPI_Finalize in the session's destructor.
+  if (status != kExitOk && status != kExitInterrupted && status != kExitTerminated && !failed_on_every_rank)
     return session->abort_job(status);
   return status;
 }
@@ -184,6 +196,9 @@ int run(int argc, char** argv) {
       if (name == "eval") return eval();
     }
     return fail("no subcommand given", kExitUsage);
+  } catch (const mg::JobWideInputError& e) {
+    failed_on_every_rank = true;
+    return fail(e.what(), kExitUsage);
   } catch (const mg::InputError& e) {
     return fail(e.what(), kExitUsage);
   } catch (const CLI::ParseError& e) {  // validation done after parsing (mutually exclusive options)

@@ -17,6 +17,7 @@
 #include "io/config.h"
 #include "jobs/head_html.h"
 #include "jobs/train.h"
+#include "core/error.h"
 
 namespace mg::cli {
 namespace {
@@ -172,7 +173,8 @@ void write_heads_page(const TrainResult& result) {
   try {
     if (const auto page = write_run_explorer(run_dir)) std::printf("head explorer %s\n", page->c_str());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "mini-gpt: warning: %s not written: %s\n", (run_dir / "heads.html").c_str(), e.what());
+    std::fprintf(stderr, "mini-gpt: warning: %s not written: %s\n", error_text((run_dir / "heads.html").string()).c_str(),
+                 error_text(e.what()).c_str());
   }
 }
 

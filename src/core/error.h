@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace mg {
 
@@ -32,11 +33,30 @@ class ShapeError : public Error {
   using Error::Error;
 };
 
+// An input error that every rank of a job finds at the same point, after a collective
+// that told each of them (their settings disagree): each rank reports it and the job ends
+// without MPI_Abort, which would kill the other ranks before they said why.
+class JobWideInputError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 // An internal invariant failed: a bug in mini-gpt, reported with file:line.
 class InternalError : public Error {
  public:
   using Error::Error;
 };
+
+// TEXT safe to show on one line of a terminal: every control character (C0, DEL, C1
+// U+0080-U+009F), the line and paragraph separators U+2028/U+2029, the bidirectional
+// overrides (U+202A-U+202E, U+2066-U+2069) and every byte that is not UTF-8 become '?'.
+std::string printable_text(std::string_view text);
+
+// An error message as it is shown: printable_text, and every quoted value ("...") or
+// unquoted word longer than kMaxShownValue characters cut to that many, followed by its
+// length: `"aaaa..." (52428800 characters)`. A 50 MB value stays out of a 52 MB line.
+inline constexpr size_t kMaxShownValue = 200;
+std::string error_text(std::string_view message);
 
 [[noreturn]] void check_failed(const char* condition, const std::string& message, const char* file,
                                int line);

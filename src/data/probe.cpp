@@ -15,7 +15,7 @@ namespace {
 std::string string_field(const nlohmann::json& object, const char* key, const std::string& where) {
   auto it = object.find(key);
   if (it == object.end()) throw InputError(where + ": missing key \"" + key + "\"");
-  if (!it->is_string()) throw InputError(where + ": \"" + key + "\" must be a string, found " + it->dump());
+  if (!it->is_string()) throw InputError(where + ": \"" + key + "\" must be a string, found " + json_excerpt(*it));
   return it->get<std::string>();
 }
 
@@ -36,13 +36,12 @@ std::vector<ProbeItem> load_probe_set(const std::filesystem::path& path) {
 
     const std::string where = path.string() + ":" + std::to_string(line_number);
     nlohmann::json object;
-    check_json_limits(line, where);  // nesting bounded before parsing (a deep line crashed dump)
     try {
-      object = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception& e) {  // syntax, or a number beyond double
-      throw InputError(where + ": not valid JSON (" + e.what() + ")");
+      object = parse_json_bounded(line);  // nesting bounded before parsing (a deep line crashed dump)
+    } catch (const InputError& e) {
+      throw InputError(where + ": " + e.what());
     }
-    if (!object.is_object()) throw InputError(where + ": expected a JSON object, found " + object.dump());
+    if (!object.is_object()) throw InputError(where + ": expected a JSON object, found " + json_excerpt(object));
 
     ProbeItem item;
     item.prompt = decode_utf8(string_field(object, "prompt", where), where + " prompt");
@@ -52,12 +51,14 @@ std::vector<ProbeItem> load_probe_set(const std::filesystem::path& path) {
       throw InputError(where + ": \"answer\" has " + std::to_string(answer.size()) +
                        " symbols, expected exactly 1");
     item.answer = answer[0];
-    item.kind = string_field(object, "kind", where);
+    // The kind is echoed on stdout (train's summary, eval, the roles table): its control
+    // characters are '?' from here on, so a file cannot move a terminal's cursor.
+    item.kind = printable_text(string_field(object, "kind", where));
     if (auto it = object.find("source"); it != object.end()) {
       const int64_t n = static_cast<int64_t>(item.prompt.size());
       if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() >= n)
         throw InputError(where + ": \"source\" must be an index into the prompt, 0.." + std::to_string(n - 1) +
-                         ", found " + it->dump());
+                         ", found " + json_excerpt(*it));
       item.source = it->get<int64_t>();
       if (item.prompt[static_cast<size_t>(item.source)] != item.answer)
         throw InputError(where + ": \"source\" " + std::to_string(item.source) +

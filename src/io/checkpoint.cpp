@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/json_text.h"
+#include "data/json_limits.h"
 #include "io/safetensors.h"
 #include "core/error.h"
 #include "spec/parameter_shapes.h"

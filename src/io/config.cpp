@@ -9,7 +9,7 @@
 
 #include "data/text_file.h"
 #include "data/utf8.h"
-#include "io/json_text.h"
+#include "data/json_limits.h"
 #include "core/error.h"
 
 namespace mg {

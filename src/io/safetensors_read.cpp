@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/json_text.h"
+#include "data/json_limits.h"
 #include "io/safetensors.h"
 #include "io/sha256.h"
 #include "core/error.h"

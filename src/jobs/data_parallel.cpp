@@ -7,8 +7,98 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "io/sha256.h"
 
 namespace mg {
+
+namespace {
+
+// Keys that may differ between ranks (see data_parallel.h).
+bool rank_local_key(const std::string& key) {
+  return key == "train.out_dir" || key == "train.threads" || key == "train.backend" || key == "data.path" ||
+         key == "data.probe_path";
+}
+
+// "N ids, sha256 ..." of up to kSampledIds ids spread evenly over IDS.
+std::string sampled_ids(const TokenIds& ids) {
+  constexpr int64_t kSampledIds = 4096;
+  const int64_t n = ids.size(), count = std::min(n, kSampledIds);
+  std::string bytes;
+  bytes.reserve(static_cast<size_t>(count) * 4);
+  for (int64_t k = 0; k < count; ++k) {
+    const int32_t id = ids[k * n / count];
+    bytes.append(reinterpret_cast<const char*>(&id), sizeof id);
+  }
+  return std::to_string(n) + " ids, sha256 " + sha256_hex(bytes).substr(0, 16);
+}
+
+}  // namespace
+
+RankSettings rank_settings(const Config& config, const Corpus& corpus, const Parameters& params) {
+  RankSettings settings;
+  const nlohmann::json resolved = config_to_json(config);  // named: items() would outlive a temporary
+  for (const auto& [section, keys] : resolved.items())
+    for (const auto& [key, value] : keys.items()) {
+      const std::string name = section + "." + key;
+      if (!rank_local_key(name)) settings.emplace_back(name, value.dump());
+    }
+  std::string symbols;
+  for (const std::string& s : corpus.vocab.symbols()) symbols += s + '\0';
+  settings.emplace_back("vocabulary", std::to_string(corpus.vocab.size()) + " symbols, sha256 " +
+                                          sha256_hex(symbols).substr(0, 16));
+  settings.emplace_back("corpus", "train " + sampled_ids(corpus.train) + ", validation " + sampled_ids(corpus.val));
+  std::string shapes;
+  for (const auto& p : params.all()) shapes += p.name + shape_str(p.var.value().shape()) + ' ';
+  settings.emplace_back("model parameters", std::to_string(params.all().size()) + " tensors, " +
+                                                std::to_string(params.element_count()) + " values, sha256 " +
+                                                sha256_hex(shapes).substr(0, 16));
+  return settings;
+}
+
+void check_ranks_agree(Communicator& communicator, const RankSettings& settings) {
+  std::string text;  // "key=value\n" per setting; JSON-dumped values hold no raw newline
+  for (const auto& [key, value] : settings) text += key + "=" + value + "\n";
+  const std::string digest = sha256_hex(text);
+  std::string root_digest = digest;
+  communicator.broadcast(root_digest, 0);
+  double differing = digest == root_digest ? 0.0 : 1.0;
+  communicator.allreduce_sum(&differing, 1);
+  if (differing == 0.0) return;
+
+  // Some rank differs: which key, on which rank. Rank 0's settings reach every rank; each
+  // rank's first differing index (+1, 0 for none) is summed into its own slot.
+  std::string root_text = text;
+  communicator.broadcast(root_text, 0);
+  RankSettings root;
+  for (size_t at = 0; at < root_text.size();) {
+    const size_t end = root_text.find('\n', at), equals = root_text.find('=', at);
+    root.emplace_back(root_text.substr(at, equals - at), root_text.substr(equals + 1, end - equals - 1));
+    at = end + 1;
+  }
+  size_t first = 0;
+  for (size_t i = 0; i < std::max(root.size(), settings.size()); ++i)
+    if (i >= root.size() || i >= settings.size() || root[i] != settings[i]) {
+      first = i + 1;
+      break;
+    }
+  std::vector<double> firsts(static_cast<size_t>(communicator.size()), 0.0);
+  firsts[static_cast<size_t>(communicator.rank())] = static_cast<double>(first);
+  communicator.allreduce_sum(firsts.data(), static_cast<int64_t>(firsts.size()));
+  int rank = 1;
+  while (rank < communicator.size() && firsts[static_cast<size_t>(rank)] == 0.0) ++rank;
+  MG_CHECK(rank < communicator.size(), "the settings' digests differ but no rank found a differing key");
+  const size_t index = static_cast<size_t>(firsts[static_cast<size_t>(rank)]) - 1;
+  std::string value = communicator.rank() == rank && index < settings.size() ? settings[index].second : "(none)";
+  communicator.broadcast(value, rank);
+  const std::string key = index < root.size() ? root[index].first : settings.at(index).first;
+  const std::string root_value = index < root.size() ? root[index].second : "(none)";
+  int others = 0;
+  for (int r = rank + 1; r < communicator.size(); ++r) others += firsts[static_cast<size_t>(r)] != 0.0;
+  throw JobWideInputError("ranks disagree before the first step: " + key + " is " + root_value + " on rank 0 but " + value +
+                   " on rank " + std::to_string(rank) +
+                   (others ? " (and " + std::to_string(others) + " more rank" + (others > 1 ? "s" : "") + " differ)" : "") +
+                   "; every rank must be started with the same config, corpus and seed");
+}
 
 RowShare batch_rows(int64_t batch_size, int rank, int size) {
   if (batch_size < size)

@@ -13,11 +13,32 @@
 #include <string>
 #include <vector>
 
+#include "data/corpus.h"
 #include "dist/communicator.h"
+#include "io/config.h"
 #include "nn/gpt.h"
 #include "optim/adamw.h"
 
 namespace mg {
+
+// What every rank of a job must share for its gradients to belong to the same run, as
+// (key, value) in a fixed order: every resolved config key but those that may differ
+// per rank without changing the arithmetic's meaning (train.out_dir, train.threads,
+// train.backend: only rank 0 writes, and a backend's rounding is averaged like any other)
+// and the corpus paths (the same corpus may sit at another path on another machine);
+// then "vocabulary" (its size and SHA-256), "corpus" (the splits' sizes and the SHA-256
+// of 4,096 ids sampled evenly from each: a different corpus, not a different mount point)
+// and "model parameters" (the parameters' count and the SHA-256 of their names and shapes).
+using RankSettings = std::vector<std::pair<std::string, std::string>>;
+RankSettings rank_settings(const Config& config, const Corpus& corpus, const Parameters& params);
+
+// Before the first collective that depends on them: every rank compares the SHA-256 of its
+// settings with rank 0's (one broadcast, one allreduce); when any differs, rank 0's settings
+// are broadcast, each rank finds its first differing key, and every rank throws the same
+// JobWideInputError naming the key, rank 0's value and the lowest differing rank's, e.g.
+//   "ranks disagree before the first step: train.seed is 1 on rank 0 but 7 on rank 1; ..."
+// so the job ends with exit 2 and no mismatched buffer reaches an allreduce.
+void check_ranks_agree(Communicator& communicator, const RankSettings& settings);
 
 struct RowShare {
   int64_t first = 0, rows = 0;  // rows [first, first + rows) of the global batch

@@ -56,11 +56,12 @@ nlohmann::ordered_json explorer_data(Gpt& model, const Vocab& vocab, std::u32str
                                      const ExplorerOptions& options);
 
 // The curves of RUN_DIR/metrics.jsonl: training loss (at most ~1000 points, evenly
-// thinned), and per evaluation the validation loss, probe accuracy (overall and per
-// kind) and, when the lines carry them, the per-head role scores (a "head_roles" value:
-// an array of {"layer", "head", ...scores} or {"layer", "head", "roles": {...}}, or an
-// object keyed "L.H"), passed through for the page to draw. Lines that do not parse
-// (a line being appended) are skipped and counted.
+// thinned), and per evaluation (at most ~1000 of them: every k-th and the last) the
+// validation loss, probe accuracy (overall and per kind) and, when the lines carry them,
+// the per-head role scores (a "head_roles" array of {"layer", "head", ...scores}). Only
+// finite numbers in these shapes go to the page; anything else in a line is left out,
+// and lines that do not parse (a line being appended, one nested too deep) or have no
+// finite step are skipped and counted.
 nlohmann::ordered_json run_curves(const std::filesystem::path& run_dir);
 
 // The whole page: the template with its CSS, JavaScript and DATA filled in.

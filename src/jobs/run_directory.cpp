@@ -13,7 +13,7 @@
 #include "core/error.h"
 #include "data/text_file.h"
 #include "io/atomic_file.h"
-#include "io/json_text.h"
+#include "data/json_limits.h"
 
 namespace mg {
 namespace {

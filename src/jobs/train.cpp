@@ -21,7 +21,7 @@
 #include "data/probe.h"
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
-#include "io/json_text.h"
+#include "data/json_limits.h"
 #include "io/memory_budget.h"
 #include "jobs/data_parallel.h"
 #include "jobs/evaluate.h"
@@ -145,6 +145,10 @@ class TrainingRun {
         inputs_(static_cast<size_t>(config_.train.batch_size * config_.model.block_size)),
         targets_(inputs_.size()) {
     const TrainConfig& tc = config_.train;
+    // Ranks started with different settings would average gradients of different runs, or
+    // (another model shape, another corpus) exchange buffers of different sizes: refused
+    // on every rank before the first collective that carries them.
+    if (distributed_) check_ranks_agree(comm_, rank_settings(config_, corpus_, model_.parameters()));
     config_.train.out_dir = run_dir_.string();  // config.json and the checkpoints say where the run is
     if (request.resume && writer_) {
       resume_from(*request.resume);

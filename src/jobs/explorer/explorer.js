@@ -513,10 +513,25 @@
     if (text !== undefined) e.textContent = text;
     return e;
   }
+  // The least and greatest of VALUES, by a loop: Math.min(...values) passes every value as
+  // an argument and overflows the call stack past about 100,000 of them.
+  function extent(values) {
+    let lo = Infinity, hi = -Infinity;
+    for (const v of values) {
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
+    return [lo, hi];
+  }
+  const finitePoint = (p) => Array.isArray(p) && Number.isFinite(p[0]) && Number.isFinite(p[1]);
+
   // series: [{name, colour, points: [[x, y], ...], dash}]. The step axis is logarithmic when
-  // the steps span more than two decades (early training is where the curves move).
+  // the steps span more than two decades (early training is where the curves move). A
+  // point that is not two finite numbers is not drawn (mini-gpt embeds none; a page
+  // edited by hand may).
   function chart(title, series, yLabel, fixedRange) {
     const W = 400, Hh = 220, m = { l: 44, r: 8, t: 20, b: 30 };
+    series = series.map((s) => ({ ...s, points: (s.points || []).filter(finitePoint) }));
     const all = series.flatMap((s) => s.points);
     const svg = svgEl('svg', { width: W, height: Hh + 18 * Math.ceil(series.length / 3), role: 'img', 'aria-label': title });
     svg.append(svgEl('text', { x: m.l, y: 13, 'font-size': 12, 'font-weight': 'bold' }, `${title} (${yLabel})`));
@@ -525,19 +540,23 @@
       return svg;
     }
     const xs = all.map((p) => p[0]), ys = all.map((p) => p[1]);
-    const x0 = Math.min(...xs), x1 = Math.max(...xs);
+    const [x0, x1] = extent(xs);
     const log = x0 > 0 && x1 / x0 > 100;
     const fx = log ? Math.log10 : (x) => x;
-    const y0 = fixedRange ? fixedRange[0] : Math.min(...ys), y1 = fixedRange ? fixedRange[1] : Math.max(...ys);
-    const sx = (x) => m.l + ((fx(x) - fx(x0)) / (fx(x1) - fx(x0) || 1)) * (W - m.l - m.r);
-    const sy = (y) => Hh - m.b - ((y - y0) / (y1 - y0 || 1)) * (Hh - m.t - m.b);
+    const [y0, y1] = fixedRange || extent(ys);
+    // Where V lies between LO and HI, 0 to 1 (clamped), in halves: hi - lo overflows to
+    // Infinity for values near +-1e308 and would put NaN into the attributes.
+    const share = (v, lo, hi) => Math.min(1, Math.max(0, (v / 2 - lo / 2) / (hi / 2 - lo / 2 || 1)));
+    const between = (lo, hi, t) => lo * (1 - t) + hi * t;  // never overflows either
+    const sx = (x) => m.l + share(fx(x), fx(x0), fx(x1)) * (W - m.l - m.r);
+    const sy = (y) => Hh - m.b - share(y, y0, y1) * (Hh - m.t - m.b);
     svg.append(svgEl('rect', { x: m.l, y: m.t, width: W - m.l - m.r, height: Hh - m.t - m.b, fill: 'none', stroke: '#ccc' }));
     for (let k = 0; k <= 4; k++) {
-      const y = y0 + ((y1 - y0) * k) / 4;
+      const y = between(y0, y1, k / 4);
       svg.append(svgEl('text', { x: m.l - 4, y: sy(y) + 4, 'font-size': 10, 'text-anchor': 'end' }, Number(y.toPrecision(3)).toString().slice(0, 6)));
     }
     const xTicks = log ? Array.from({ length: Math.floor(Math.log10(x1)) + 1 }, (_, k) => 10 ** k).filter((x) => x >= x0)
-      : [0, 1, 2, 3, 4].map((k) => Math.round(x0 + ((x1 - x0) * k) / 4));
+      : [0, 1, 2, 3, 4].map((k) => Math.round(between(x0, x1, k / 4)));
     for (const x of xTicks) svg.append(svgEl('text', { x: sx(x), y: Hh - m.b + 14, 'font-size': 10, 'text-anchor': 'middle' }, String(x)));
     svg.append(svgEl('text', { x: W - m.r, y: Hh - 2, 'font-size': 10, 'text-anchor': 'end' }, log ? 'step (log)' : 'step'));
     series.forEach((s, k) => {
@@ -552,28 +571,28 @@
     return svg;
   }
 
-  // The per-evaluation head role scores, whatever shape train writes them in:
-  // [{layer, head, scores...}] or [{layer, head, roles: {...}}] or {"L.H": {...}}.
+  // The per-evaluation head role scores: head_roles is [{layer, head, score: number,
+  // score_by_kind: {kind: number}}] (run_curves in head_html.cpp keeps only these shapes);
+  // an entry that is not an object, and a value that is not a finite number, is skipped.
   function roleSeries(evals) {
     const byScore = new Map();  // score name -> head key -> [[step, value]]
     for (const e of evals) {
-      if (!e.head_roles) continue;
-      const entries = Array.isArray(e.head_roles)
-        ? e.head_roles.map((x) => [`${x.layer}.${x.head}`, x.roles || x.scores || x])
-        : Object.entries(e.head_roles).map(([k, v]) => [k, (v && (v.roles || v.scores)) || v]);
-      for (const [key, scores] of entries) {
-        if (!scores || typeof scores !== 'object') continue;
+      if (!e || !Array.isArray(e.head_roles)) continue;
+      for (const x of e.head_roles) {
+        if (!x || typeof x !== 'object' || !Number.isInteger(x.layer) || !Number.isInteger(x.head)) continue;
+        const key = `${x.layer}.${x.head}`;
         const add = (name, value) => {
+          if (!Number.isFinite(value)) return;
           if (!byScore.has(name)) byScore.set(name, new Map());
           const heads = byScore.get(name);
           if (!heads.has(key)) heads.set(key, []);
           heads.get(key).push([e.step, value]);
         };
-        for (const [name, value] of Object.entries(scores)) {
+        for (const [name, value] of Object.entries(x)) {
           if (name === 'layer' || name === 'head' || name === 'best_offset') continue;
           if (typeof value === 'number') add(name, value);
           else if (value && typeof value === 'object')  // per question kind: answer_finding_by_kind.what
-            for (const [kind, v] of Object.entries(value)) if (typeof v === 'number') add(`${name}.${kind}`, v);
+            for (const [kind, v] of Object.entries(value)) add(`${name}.${kind}`, v);
         }
       }
     }
@@ -585,18 +604,22 @@
     const run = data.run;
     $('run-section').hidden = false;
     const box = $('run');
-    const loss = run.train.step.map((s, i) => [s, run.train.loss[i]]);
-    const val = run.evals.map((e) => [e.step, e.val_loss]);
+    const train = run.train || {};
+    const trainSteps = Array.isArray(train.step) ? train.step : [], trainLoss = Array.isArray(train.loss) ? train.loss : [];
+    const evals = (Array.isArray(run.evals) ? run.evals : []).filter((e) => e && typeof e === 'object');
+    const byKind = (e) => (e.by_kind && typeof e.by_kind === 'object' ? e.by_kind : {});
+    const loss = trainSteps.map((s, i) => [s, trainLoss[i]]);
+    const val = evals.map((e) => [e.step, e.val_loss]);
     box.append(el('div', { class: 'chart' }, chart('loss', [
       { name: run.loss_bucket > 1 ? `train (mean of ${run.loss_bucket})` : 'train', colour: '#9ca3af', points: loss },
       { name: 'validation', colour: '#1f77b4', points: val }], 'nats/symbol')));
     const kinds = new Set();
-    run.evals.forEach((e) => Object.keys(e.by_kind || {}).forEach((k) => kinds.add(k)));
-    const acc = [{ name: 'all', colour: '#111', points: run.evals.filter((e) => e.probe_accuracy !== undefined).map((e) => [e.step, e.probe_accuracy]) }];
+    evals.forEach((e) => Object.keys(byKind(e)).forEach((k) => kinds.add(k)));
+    const acc = [{ name: 'all', colour: '#111', points: evals.map((e) => [e.step, e.probe_accuracy]) }];
     [...kinds].forEach((k, i) => acc.push({ name: k, colour: PALETTE[(i + 1) % PALETTE.length], dash: '4 2',
-      points: run.evals.filter((e) => e.by_kind && e.by_kind[k] !== undefined).map((e) => [e.step, e.by_kind[k]]) }));
+      points: evals.map((e) => [e.step, byKind(e)[k]]) }));
     box.append(el('div', { class: 'chart' }, chart('probe accuracy', acc, 'share right', [0, 1])));
-    const roles = roleSeries(run.evals);
+    const roles = roleSeries(evals);
     const rolesBox = el('div', { class: 'chart', id: 'run-roles' });
     if (!roles.size) {
       rolesBox.append(el('p', { text: 'head roles over training: metrics.jsonl carries no per-evaluation "head_roles"' }));
@@ -614,8 +637,10 @@
       draw();
     }
     box.append(rolesBox);
-    box.append(el('p', { class: 'hint', text: `${run.dir}/metrics.jsonl: ${run.lines} lines, ${run.evals.length} evaluations` +
-      (run.skipped ? `, ${run.skipped} lines skipped (not JSON)` : '') }));
+    const total = run.evals_total || evals.length;
+    box.append(el('p', { class: 'hint', text: `${run.dir}/metrics.jsonl: ${run.lines} lines, ${total} evaluations` +
+      (run.eval_stride > 1 ? ` (every ${run.eval_stride}th drawn, and the last)` : '') +
+      (run.skipped ? `, ${run.skipped} lines skipped (not JSON, or no step)` : '') }));
   }
 
   // ---- the circuit: attribution bars, the patching heatmap, the composition graph ------------
