@@ -39,12 +39,12 @@ HeadCircuits head_circuits(const Gpt& model, const Vocab& vocab, int64_t layer, 
   const ModelConfig& c = model.config();
   MG_CHECK(layer >= 0 && layer < c.n_layer && head >= 0 && head < c.n_head, "head_circuits: out of range");
   const int64_t V = c.vocab_size, D = c.n_embd, d = c.head_width();
-  const std::string b = "blocks." + std::to_string(layer) + ".";
-  auto value = [&](const std::string& name) -> const Tensor& { return model.parameters().get(name).value(); };
-  const Tensor &E = value("tok_emb.weight"), &g = value(b + "ln1.weight"), &beta = value(b + "ln1.bias");
-  const Tensor &Wq = value(b + "attn.q_proj.weight"), &Wk = value(b + "attn.k_proj.weight");
-  const Tensor &Wv = value(b + "attn.v_proj.weight"), &Wo = value(b + "attn.out_proj.weight");
-  const Tensor &gamma = value("ln_f.weight"), &U = value("head.weight");
+  const ModelWeights& weights = model.weights();
+  const BlockWeights& b = weights.blocks[static_cast<size_t>(layer)];
+  const Tensor &E = weights.tok_emb.value(), &g = b.ln1_weight.value(), &beta = b.ln1_bias.value();
+  const Tensor &Wq = b.q_proj.value(), &Wk = b.k_proj.value();
+  const Tensor &Wv = b.v_proj.value(), &Wo = b.out_proj.value();
+  const Tensor &gamma = weights.ln_f_weight.value(), &U = weights.head.value();
 
   HeadCircuits r;
   r.layer = layer;

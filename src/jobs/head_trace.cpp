@@ -126,20 +126,18 @@ HeadTrace trace_head(const Gpt& model, const Vocab& vocab, const TraceForward& f
   const std::vector<Tensor>& streams = forward.streams;
   const std::vector<Tensor>& weights = forward.weights;
 
-  const Parameters& params = model.parameters();
-  const std::string b = "blocks." + std::to_string(layer) + ".";
-  auto value = [&](const std::string& name) -> const Tensor& { return params.get(name).value(); };
-  const Tensor& Wq = value(b + "attn.q_proj.weight");
-  const Tensor& Wk = value(b + "attn.k_proj.weight");
-  const Tensor& Wv = value(b + "attn.v_proj.weight");
-  const Tensor& Wo = value(b + "attn.out_proj.weight");
+  const BlockWeights& block = model.weights().blocks[static_cast<size_t>(layer)];
+  const Tensor& Wq = block.q_proj.value();
+  const Tensor& Wk = block.k_proj.value();
+  const Tensor& Wv = block.v_proj.value();
+  const Tensor& Wo = block.out_proj.value();
   const float* residual = streams[static_cast<size_t>(layer)].data();  // [T,D] entering block L
   const bool rope = c.position == "rope";
   const RopeTable table = rope ? make_rope_table(c.block_size, d, c.rope_base) : RopeTable{};
 
   std::vector<std::vector<double>> normed(static_cast<size_t>(P + 1));  // [P+1][D]
   for (int64_t s = 0; s <= P; ++s)
-    normed[s] = layer_norm_row(residual + s * D, value(b + "ln1.weight"), value(b + "ln1.bias"), D, c.norm_eps);
+    normed[s] = layer_norm_row(residual + s * D, block.ln1_weight.value(), block.ln1_bias.value(), D, c.norm_eps);
   r.x = normed[P];
   r.q_raw = head_rows(Wq, head * d, d, r.x);
   r.q = rope ? rotate(r.q_raw, table, P) : r.q_raw;
@@ -175,8 +173,8 @@ HeadTrace trace_head(const Gpt& model, const Vocab& vocab, const TraceForward& f
   for (int64_t j = 0; j < D; ++j) var += (final_row[j] - mean) * (final_row[j] - mean);
   r.final_sigma = std::sqrt(var / static_cast<double>(D) + c.norm_eps);
   const double c_mean = std::accumulate(r.contribution.begin(), r.contribution.end(), 0.0) / static_cast<double>(D);
-  const Tensor& gamma = value("ln_f.weight");
-  const Tensor& W_vocab = value("head.weight");  // [V,D]
+  const Tensor& gamma = model.weights().ln_f_weight.value();
+  const Tensor& W_vocab = model.weights().head.value();  // [V,D]
   std::vector<double> through(static_cast<size_t>(D));
   for (int64_t j = 0; j < D; ++j) through[j] = (r.contribution[j] - c_mean) / r.final_sigma * gamma[j];
   r.logit_push.assign(static_cast<size_t>(V), 0.0);
