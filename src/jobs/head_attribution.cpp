@@ -45,7 +45,7 @@ Attribution attribute_logits(Gpt& model, const Vocab& vocab, const std::vector<i
   NoGradGuard no_grad;
   ForwardHooks hooks;
   hooks.record(hook::embed);
-  if (c.position == "learned") hooks.record(hook::pos_embed);
+  if (c.position == PositionType::learned) hooks.record(hook::pos_embed);
   for (int64_t l = 0; l < L; ++l) {
     hooks.record(hook::z(l));
     hooks.record(hook::mlp_out(l));
@@ -81,7 +81,7 @@ Attribution attribute_logits(Gpt& model, const Vocab& vocab, const std::vector<i
   };
 
   add_part("embed", -1, -1, row(hooks[hook::embed].data() + P * D, D));
-  if (c.position == "learned") add_part("pos_embed", -1, -1, row(hooks[hook::pos_embed].data() + P * D, D));
+  if (c.position == PositionType::learned) add_part("pos_embed", -1, -1, row(hooks[hook::pos_embed].data() + P * D, D));
   for (int64_t l = 0; l < L; ++l) {
     const Tensor& wo = weights.blocks[static_cast<size_t>(l)].out_proj.value();  // [D,D]
     const float* z = hooks[hook::z(l)].data();  // [1,H,T,d]

@@ -50,8 +50,8 @@ Decoder::Decoder(const Gpt& model)
       F_(config_.mlp_ratio * config_.n_embd) {
   const ModelWeights& weights = model.weights();
   tok_emb_ = copy_of(weights.tok_emb);
-  if (config_.position == "learned") pos_emb_ = copy_of(weights.pos_emb);
-  if (config_.position == "rope") rope_ = make_rope_table(T_, d_, config_.rope_base);
+  if (config_.position == PositionType::learned) pos_emb_ = copy_of(weights.pos_emb);
+  if (config_.position == PositionType::rope) rope_ = make_rope_table(T_, d_, config_.rope_base);
   for (int64_t l = 0; l < config_.n_layer; ++l) {
     const BlockWeights& b = weights.blocks[static_cast<size_t>(l)];
     Layer layer;

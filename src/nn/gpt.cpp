@@ -13,7 +13,7 @@ Gpt::Gpt(const ModelConfig& config) : config_(config) {
   validate_model_shape(config_);
   for (const auto& [name, shape] : expected_parameter_shapes(config_)) params_.add(name, shape);
   weights_ = model_weights(params_, config_);
-  if (config_.position == "rope")
+  if (config_.position == PositionType::rope)
     rope_table_ = make_rope_table(config_.block_size, config_.head_width(), config_.rope_base);
 }
 
@@ -71,7 +71,7 @@ Var Gpt::block(int64_t layer, const Var& x, const ForwardOptions& o) {
   MG_CHECK(p_drop == 0.0f || o.dropout_rng, "dropout needs a random generator");
 
   Var h = layer_norm(x, w.ln1_weight, w.ln1_bias, eps);  // [B,T,D]
-  const BlockContext context{layer, config_.n_head, config_.position == "rope" ? &rope_table_ : nullptr, p_drop, rng,
+  const BlockContext context{layer, config_.n_head, config_.position == PositionType::rope ? &rope_table_ : nullptr, p_drop, rng,
                              o.hooks};
   Var x1 = causal_self_attention(x, h, w, context);  // nn/attention.cpp
   if (o.hooks) o.hooks->at(hook::resid_mid(layer), x1.value());
@@ -94,7 +94,7 @@ Var Gpt::forward(std::span<const int32_t> ids, int64_t B, int64_t T, const Forwa
   MG_CHECK(T >= 1 && T <= config_.block_size, "forward: positions past block_size");
   Var x = embedding(weights_.tok_emb, ids, {B, T});  // [B,T,D]
   if (o.hooks) o.hooks->at(hook::embed, x.value());
-  if (config_.position == "learned") {
+  if (config_.position == PositionType::learned) {
     std::vector<int32_t> positions(static_cast<size_t>(T));
     for (int64_t t = 0; t < T; ++t) positions[t] = static_cast<int32_t>(t);
     Var pos = embedding(weights_.pos_emb, positions, {T});  // [T,D] broadcast over B

@@ -54,7 +54,7 @@ class Gpt {
   ModelConfig config_;
   Parameters params_;
   ModelWeights weights_;  // views of params_' tensors
-  RopeTable rope_table_;  // [block_size, d/2], only for position == "rope"
+  RopeTable rope_table_;  // [block_size, d/2], only for PositionType::rope
 };
 
 }  // namespace mg

@@ -6,7 +6,7 @@ namespace mg {
 ModelParameterNames parameter_names(const ModelConfig& c) {
   ModelParameterNames n;
   n.tok_emb = "tok_emb.weight";
-  if (c.position == "learned") n.pos_emb = "pos_emb.weight";
+  if (c.position == PositionType::learned) n.pos_emb = "pos_emb.weight";
   for (int64_t i = 0; i < c.n_layer; ++i) {
     const std::string b = "blocks." + std::to_string(i) + ".";
     n.blocks.push_back({.ln1_weight = b + "ln1.weight", .ln1_bias = b + "ln1.bias",
