@@ -95,7 +95,7 @@ TEST(BoundedMemoryTest, EstimateCountsExactlyTheSpecParameters) {
       config.model.n_layer = layers;
       config.model.n_embd = width;
       config.model.mlp_ratio = ratio;
-      config.model.position = position;
+      config.model.position = parse_position(position).value();
       config.model.vocab_size = 79;
       int64_t expected = 0;
       for (const auto& [name, shape] : expected_parameter_shapes(config.model)) expected += shape_numel(shape);

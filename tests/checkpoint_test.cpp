@@ -31,7 +31,7 @@ Config tiny_config(const std::string& position = "rope") {
   c.model.n_embd = 8;
   c.model.n_head = 2;
   c.model.block_size = 8;
-  c.model.position = position;
+  c.model.position = parse_position(position).value();
   return c;
 }
 

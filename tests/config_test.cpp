@@ -55,7 +55,7 @@ TEST(ConfigTest, EmptyObjectGivesTheSpecDefaults) {
   EXPECT_EQ(c.model.n_embd, 64);
   EXPECT_EQ(c.model.n_head, 2);
   EXPECT_EQ(c.model.block_size, 64);
-  EXPECT_EQ(c.model.position, "rope");
+  EXPECT_EQ(c.model.position, PositionType::rope);
   EXPECT_EQ(c.model.rope_base, 10000.0);
   EXPECT_EQ(c.model.mlp_ratio, 4);
   EXPECT_EQ(c.model.dropout, 0.0);
@@ -70,7 +70,7 @@ TEST(ConfigTest, EmptyObjectGivesTheSpecDefaults) {
 
 TEST(ConfigTest, ToJsonWritesEveryKeyAndRoundTrips) {
   Config c;
-  c.model.position = "learned";
+  c.model.position = PositionType::learned;
   c.model.n_embd = 48;
   c.model.n_head = 3;
   c.train.lr = 3e-4;
@@ -202,7 +202,7 @@ TEST(ConfigOverrideTest, ParsesJsonValuesAndBareStrings) {
   apply_override(c, "train.out_dir=2024");  // JSON number, but the key is a string
   EXPECT_EQ(c.train.out_dir, "2024");
   apply_override(c, "model.position=\"learned\"");
-  EXPECT_EQ(c.model.position, "learned");
+  EXPECT_EQ(c.model.position, PositionType::learned);
   apply_override(c, "train.backend=");  // empty: the measured default
   EXPECT_EQ(c.train.backend, "");
   apply_override(c, "train.seed=42");

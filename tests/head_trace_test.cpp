@@ -64,7 +64,7 @@ Reference reference_forward(const Gpt& m, const std::vector<int32_t>& ids) {
   for (int64_t t = 0; t < T; ++t)
     for (int64_t j = 0; j < D; ++j) {
       x[t][j] = value(m, "tok_emb.weight")[ids[t] * D + j];
-      if (c.position == "learned") x[t][j] += value(m, "pos_emb.weight")[t * D + j];
+      if (c.position == PositionType::learned) x[t][j] += value(m, "pos_emb.weight")[t * D + j];
     }
   Reference ref;
   for (int64_t l = 0; l < c.n_layer; ++l) {
@@ -85,7 +85,7 @@ Reference reference_forward(const Gpt& m, const std::vector<int32_t>& ids) {
           v[t][j] = Vv[t][h * d + j];
         }
       qr = q;
-      if (c.position == "rope") {
+      if (c.position == PositionType::rope) {
         for (int64_t t = 0; t < T; ++t)
           for (int64_t i = 0; i < d / 2; ++i) {
             const double angle = static_cast<double>(t) * std::pow(c.rope_base, -2.0 * i / d);

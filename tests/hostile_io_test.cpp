@@ -159,7 +159,7 @@ TEST(HostileConfigTest, OverridesAreValidatedAsAWholeSoTheirOrderNeverMatters) {
     Config c;
     apply_overrides(c, order, "cfg with --set");
     EXPECT_EQ(c.model.n_embd, 18);
-    EXPECT_EQ(c.model.position, "learned");
+    EXPECT_EQ(c.model.position, PositionType::learned);
   }
   for (const auto& order : std::vector<std::vector<std::string>>{{"train.lr=1e-5", "train.min_lr=1e-6"},
                                                                  {"train.min_lr=1e-6", "train.lr=1e-5"}}) {

@@ -19,7 +19,7 @@ inline ModelConfig config_of(int64_t n_layer, int64_t n_embd, int64_t n_head, in
   c.n_head = n_head;
   c.block_size = block_size;
   c.vocab_size = vocab_size;
-  c.position = position;
+  c.position = parse_position(position).value();
   return c;
 }
 

@@ -33,7 +33,7 @@ TEST(GptTest, DefaultModelHasTheReferenceParameterCount) {
   // The reference's count: `/usr/bin/python3 scripts/torch_reference.py write-checkpoint
   // --config configs/default.json --out /tmp/default.safetensors` prints "params": 209152.
   EXPECT_EQ(model.parameters().element_count(), 209152);
-  c.position = "learned";
+  c.position = PositionType::learned;
   EXPECT_EQ(Gpt(c).parameters().element_count(), 209152 + 64 * 64);
 }
 

@@ -138,7 +138,7 @@ class SampleCliTest : public ::testing::Test {
     train(request);
     checkpoint_ = (*dir_ / "run" / "latest.safetensors").string();
     request.config = test::tiny_config(*dir_ / "learned");
-    request.config.model.position = "learned";
+    request.config.model.position = PositionType::learned;
     request.config.train.max_steps = 5;
     train(request);
     learned_checkpoint_ = (*dir_ / "learned" / "latest.safetensors").string();

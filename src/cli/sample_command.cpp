@@ -93,9 +93,9 @@ Run add_sample_command(CLI::App& app) {
     const GenerationMode mode = o->no_cache        ? GenerationMode::no_cache
                                 : o->context_shift ? GenerationMode::context_shift
                                                    : GenerationMode::window;
-    if (mode == GenerationMode::context_shift && loaded.model.config().position != "rope")
+    if (mode == GenerationMode::context_shift && loaded.model.config().position != PositionType::rope)
       throw InputError("--context-shift needs a model with RoPE positions; " + o->checkpoint +
-                       " has model.position \"" + loaded.model.config().position + "\"");
+                       " has model.position \"" + position_name(loaded.model.config().position) + "\"");
     Generator generator(loaded.model, mode);
     using Clock = std::chrono::steady_clock;
     double first_symbol_s = 0.0, generate_s = 0.0;

@@ -134,6 +134,18 @@ void assign(std::string& field, const std::string& name, const json& value) {
   field = value.get<std::string>();
 }
 
+// model.position's text, parsed here once: "rope" or "learned".
+void assign(PositionType& field, const std::string& name, const json& value) {
+  if (!value.is_string()) wrong_type(name, "a string", value);
+  const std::optional<PositionType> position = parse_position(value.get<std::string>());
+  if (!position) wrong_type(name, "\"rope\" or \"learned\"", value);
+  field = *position;
+}
+
+// A key written as JSON text: a string, or model.position's name.
+template <class T>
+constexpr bool is_text_field = std::is_same_v<T, std::string> || std::is_same_v<T, PositionType>;
+
 // A relative path is taken against base_dir; the result is absolute and normalised.
 std::string resolve_path(const std::string& text, const fs::path& base_dir) {
   if (text.empty()) return text;
@@ -193,7 +205,7 @@ bool is_text_key(const std::string& section, const std::string& key) {
   bool text = false;
   Config probe;
   for_each_key(probe, [&](const char* s, const char* k, auto& field) {
-    if (section == s && key == k) text = std::is_same_v<std::decay_t<decltype(field)>, std::string>;
+    if (section == s && key == k) text = is_text_field<std::decay_t<decltype(field)>>;
   });
   return text;
 }
@@ -222,7 +234,6 @@ void validate_strings(const Config& c) {
 void validate_config(const Config& c) {
   const ModelConfig& m = c.model;
   // Checked here first so that the message quotes the value as JSON (escaped, cut short).
-  require(m.position == "rope" || m.position == "learned", "model.position", m.position, "\"rope\" or \"learned\"");
   validate_model_shape(m);
   require(m.rope_base > 0, "model.rope_base", m.rope_base, "> 0");
   require(m.dropout >= 0 && m.dropout < 1, "model.dropout", m.dropout, "in [0, 1)");
@@ -354,7 +365,12 @@ void set_config_value(Config& config, const std::string& name, const json& value
 
 json config_to_json(const Config& config) {
   json out = {{"model", json::object()}, {"train", json::object()}, {"data", json::object()}};
-  for_each_key(config, [&](const char* section, const char* key, const auto& field) { out[section][key] = field; });
+  for_each_key(config, [&](const char* section, const char* key, const auto& field) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(field)>, PositionType>)
+      out[section][key] = position_name(field);
+    else
+      out[section][key] = field;
+  });
   return out;
 }
 

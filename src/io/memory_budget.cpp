@@ -26,7 +26,7 @@ MemoryEstimate estimate_training_memory(const Config& config) {
   // fc [F,D] + [F], proj [D,F] + [D]; ln_f 2D.
   const double per_block = 4 * D * D + 4 * D + F * D + F + D * F + D;
   double parameters = 2 * V * D + L * per_block + 2 * D;
-  if (m.position == "learned") parameters += T * D;
+  if (m.position == PositionType::learned) parameters += T * D;
 
   const double per_block_activations = 15 * N * D + 2 * N * F + 3 * B * H * T * T;
   const double activations = L * per_block_activations + 2 * N * D + 2 * N * V;

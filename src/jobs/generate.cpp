@@ -77,9 +77,9 @@ std::string_view generation_mode_name(GenerationMode mode) {
 }
 
 Generator::Generator(Gpt& model, GenerationMode mode) : model_(model), mode_(mode), decoder_(model) {
-  if (mode_ == GenerationMode::context_shift && model_.config().position != "rope")
+  if (mode_ == GenerationMode::context_shift && model_.config().position != PositionType::rope)
     throw InputError("--context-shift needs a model with RoPE positions; this one has model.position \"" +
-                     model_.config().position + "\"");
+                     std::string(position_name(model_.config().position)) + "\"");
   window_.reserve(static_cast<size_t>(model_.config().block_size) + 1);
 }
 

@@ -45,7 +45,7 @@ Attribution attribute_logits(Gpt& model, const Vocab& vocab, const std::vector<i
   NoGradGuard no_grad;
   ForwardHooks hooks;
   hooks.record(hook::embed);
-  if (c.position == "learned") hooks.record(hook::pos_embed);
+  if (c.position == PositionType::learned) hooks.record(hook::pos_embed);
   for (int64_t l = 0; l < L; ++l) {
     hooks.record(hook::z(l));
     hooks.record(hook::mlp_out(l));
@@ -63,10 +63,10 @@ Attribution attribute_logits(Gpt& model, const Vocab& vocab, const std::vector<i
   r.scale = hooks[hook::ln_final_scale].data()[P];
 
   // u = gamma * W_U[answer], and gamma * (W_U[answer] - W_U[against]) for the difference.
-  const Parameters& params = model.parameters();
-  const Tensor& gamma = params.get("ln_f.weight").value();
-  const Tensor& beta = params.get("ln_f.bias").value();
-  const Tensor& unembed = params.get("head.weight").value();  // [V,D]
+  const ModelWeights& weights = model.weights();
+  const Tensor& gamma = weights.ln_f_weight.value();
+  const Tensor& beta = weights.ln_f_bias.value();
+  const Tensor& unembed = weights.head.value();  // [V,D]
   std::vector<double> u(static_cast<size_t>(D)), u_diff(static_cast<size_t>(D));
   double bias_logit = 0.0, bias_difference = 0.0;
   for (int64_t j = 0; j < D; ++j) {
@@ -81,9 +81,9 @@ Attribution attribute_logits(Gpt& model, const Vocab& vocab, const std::vector<i
   };
 
   add_part("embed", -1, -1, row(hooks[hook::embed].data() + P * D, D));
-  if (c.position == "learned") add_part("pos_embed", -1, -1, row(hooks[hook::pos_embed].data() + P * D, D));
+  if (c.position == PositionType::learned) add_part("pos_embed", -1, -1, row(hooks[hook::pos_embed].data() + P * D, D));
   for (int64_t l = 0; l < L; ++l) {
-    const Tensor& wo = params.get("blocks." + std::to_string(l) + ".attn.out_proj.weight").value();  // [D,D]
+    const Tensor& wo = weights.blocks[static_cast<size_t>(l)].out_proj.value();  // [D,D]
     const float* z = hooks[hook::z(l)].data();  // [1,H,T,d]
     for (int64_t h = 0; h < H; ++h) {
       // Head h's output at P through its columns h*d .. h*d+d-1 of Wo: [D].
@@ -95,7 +95,7 @@ Attribution attribute_logits(Gpt& model, const Vocab& vocab, const std::vector<i
     }
     add_part("L" + std::to_string(l) + ".mlp", l, -1, row(hooks[hook::mlp_out(l)].data() + P * D, D));
   }
-  r.parts.push_back({"ln_f.bias", -1, -1, bias_logit, bias_difference});
+  r.parts.push_back({parameter_names(c).ln_f_bias, -1, -1, bias_logit, bias_difference});
   for (const AttributionPart& part : r.parts) {
     r.parts_logit += part.logit;
     r.parts_difference += part.difference;

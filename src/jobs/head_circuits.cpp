@@ -8,25 +8,14 @@
 
 #include "jobs/inspect_format.h"
 #include "core/error.h"
-
-extern "C" void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda, double* wr,
-                       double* wi, double* vl, const int* ldvl, double* vr, const int* ldvr, double* work,
-                       const int* lwork, int* info);
+#include "kernels/eigenvalues.h"
 
 namespace mg {
 
 double eigenvalue_sign_share(const std::vector<double>& m, int64_t n) {
   MG_CHECK(static_cast<int64_t>(m.size()) == n * n && n >= 1, "eigenvalue_sign_share: not n x n");
-  // dgeev reads column-major: it sees M^T, whose eigenvalues are M's.
-  std::vector<double> a = m, wr(static_cast<size_t>(n)), wi(static_cast<size_t>(n));
-  const int N = static_cast<int>(n), one = 1;
-  int info = 0, lwork = -1;
-  double query = 0.0, unused = 0.0;
-  dgeev_("N", "N", &N, a.data(), &N, wr.data(), wi.data(), &unused, &one, &unused, &one, &query, &lwork, &info);
-  lwork = static_cast<int>(query);
-  std::vector<double> work(static_cast<size_t>(std::max(lwork, 1)));
-  dgeev_("N", "N", &N, a.data(), &N, wr.data(), wi.data(), &unused, &one, &unused, &one, work.data(), &lwork, &info);
-  MG_CHECK(info == 0, "dgeev did not converge");
+  std::vector<double> wr(static_cast<size_t>(n)), wi(static_cast<size_t>(n));
+  eigenvalues(wr.data(), wi.data(), m.data(), n);  // kernels/eigenvalues.h: LAPACK dgeev
   double real = 0.0, modulus = 0.0;
   for (int64_t i = 0; i < n; ++i) {
     real += wr[i];
@@ -39,12 +28,12 @@ HeadCircuits head_circuits(const Gpt& model, const Vocab& vocab, int64_t layer, 
   const ModelConfig& c = model.config();
   MG_CHECK(layer >= 0 && layer < c.n_layer && head >= 0 && head < c.n_head, "head_circuits: out of range");
   const int64_t V = c.vocab_size, D = c.n_embd, d = c.head_width();
-  const std::string b = "blocks." + std::to_string(layer) + ".";
-  auto value = [&](const std::string& name) -> const Tensor& { return model.parameters().get(name).value(); };
-  const Tensor &E = value("tok_emb.weight"), &g = value(b + "ln1.weight"), &beta = value(b + "ln1.bias");
-  const Tensor &Wq = value(b + "attn.q_proj.weight"), &Wk = value(b + "attn.k_proj.weight");
-  const Tensor &Wv = value(b + "attn.v_proj.weight"), &Wo = value(b + "attn.out_proj.weight");
-  const Tensor &gamma = value("ln_f.weight"), &U = value("head.weight");
+  const ModelWeights& weights = model.weights();
+  const BlockWeights& b = weights.blocks[static_cast<size_t>(layer)];
+  const Tensor &E = weights.tok_emb.value(), &g = b.ln1_weight.value(), &beta = b.ln1_bias.value();
+  const Tensor &Wq = b.q_proj.value(), &Wk = b.k_proj.value();
+  const Tensor &Wv = b.v_proj.value(), &Wo = b.out_proj.value();
+  const Tensor &gamma = weights.ln_f_weight.value(), &U = weights.head.value();
 
   HeadCircuits r;
   r.layer = layer;

@@ -105,16 +105,13 @@ CompositionScores composition_scores(const Gpt& model, int64_t samples, uint64_t
   MG_CHECK(samples >= 1, "composition_scores: at least one random sample");
   const ModelConfig& c = model.config();
   const int64_t L = c.n_layer, H = c.n_head, D = c.n_embd, d = c.head_width();
-  const Parameters& params = model.parameters();
   std::vector<HeadMatrices> heads;  // [L*H]
   for (int64_t l = 0; l < L; ++l) {
-    const std::string b = "blocks." + std::to_string(l) + ".";
-    const Tensor& gamma = params.get(b + "ln1.weight").value();
+    const BlockWeights& b = model.weights().blocks[static_cast<size_t>(l)];
+    const Tensor& gamma = b.ln1_weight.value();
     for (int64_t h = 0; h < H; ++h)
-      heads.push_back(head_matrices(reading(params.get(b + "attn.q_proj.weight").value(), gamma, h, d),
-                                    reading(params.get(b + "attn.k_proj.weight").value(), gamma, h, d),
-                                    reading(params.get(b + "attn.v_proj.weight").value(), gamma, h, d),
-                                    writing(params.get(b + "attn.out_proj.weight").value(), h, d)));
+      heads.push_back(head_matrices(reading(b.q_proj.value(), gamma, h, d), reading(b.k_proj.value(), gamma, h, d),
+                                    reading(b.v_proj.value(), gamma, h, d), writing(b.out_proj.value(), h, d)));
   }
   CompositionScores r;
   for (int64_t l1 = 0; l1 < L; ++l1)

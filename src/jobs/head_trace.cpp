@@ -126,20 +126,18 @@ HeadTrace trace_head(const Gpt& model, const Vocab& vocab, const TraceForward& f
   const std::vector<Tensor>& streams = forward.streams;
   const std::vector<Tensor>& weights = forward.weights;
 
-  const Parameters& params = model.parameters();
-  const std::string b = "blocks." + std::to_string(layer) + ".";
-  auto value = [&](const std::string& name) -> const Tensor& { return params.get(name).value(); };
-  const Tensor& Wq = value(b + "attn.q_proj.weight");
-  const Tensor& Wk = value(b + "attn.k_proj.weight");
-  const Tensor& Wv = value(b + "attn.v_proj.weight");
-  const Tensor& Wo = value(b + "attn.out_proj.weight");
+  const BlockWeights& block = model.weights().blocks[static_cast<size_t>(layer)];
+  const Tensor& Wq = block.q_proj.value();
+  const Tensor& Wk = block.k_proj.value();
+  const Tensor& Wv = block.v_proj.value();
+  const Tensor& Wo = block.out_proj.value();
   const float* residual = streams[static_cast<size_t>(layer)].data();  // [T,D] entering block L
-  const bool rope = c.position == "rope";
+  const bool rope = c.position == PositionType::rope;
   const RopeTable table = rope ? make_rope_table(c.block_size, d, c.rope_base) : RopeTable{};
 
   std::vector<std::vector<double>> normed(static_cast<size_t>(P + 1));  // [P+1][D]
   for (int64_t s = 0; s <= P; ++s)
-    normed[s] = layer_norm_row(residual + s * D, value(b + "ln1.weight"), value(b + "ln1.bias"), D, c.norm_eps);
+    normed[s] = layer_norm_row(residual + s * D, block.ln1_weight.value(), block.ln1_bias.value(), D, c.norm_eps);
   r.x = normed[P];
   r.q_raw = head_rows(Wq, head * d, d, r.x);
   r.q = rope ? rotate(r.q_raw, table, P) : r.q_raw;
@@ -175,8 +173,8 @@ HeadTrace trace_head(const Gpt& model, const Vocab& vocab, const TraceForward& f
   for (int64_t j = 0; j < D; ++j) var += (final_row[j] - mean) * (final_row[j] - mean);
   r.final_sigma = std::sqrt(var / static_cast<double>(D) + c.norm_eps);
   const double c_mean = std::accumulate(r.contribution.begin(), r.contribution.end(), 0.0) / static_cast<double>(D);
-  const Tensor& gamma = value("ln_f.weight");
-  const Tensor& W_vocab = value("head.weight");  // [V,D]
+  const Tensor& gamma = model.weights().ln_f_weight.value();
+  const Tensor& W_vocab = model.weights().head.value();  // [V,D]
   std::vector<double> through(static_cast<size_t>(D));
   for (int64_t j = 0; j < D; ++j) through[j] = (r.contribution[j] - c_mean) / r.final_sigma * gamma[j];
   r.logit_push.assign(static_cast<size_t>(V), 0.0);
@@ -199,7 +197,7 @@ std::string format_trace(const HeadTrace& r) {
   std::string text;
   for (const auto& t : r.tokens) text += symbol_label(t);
   auto sym = [&](int64_t s) { return "\"" + symbol_label(r.tokens[s]) + "\""; };
-  std::string out = "text: " + text + " (" + std::to_string(r.T) + " symbols; positions: " + r.position_type + ")\n";
+  std::string out = "text: " + text + " (" + std::to_string(r.T) + " symbols; positions: " + position_name(r.position_type) + ")\n";
   out += format("trace of layer %lld, head %lld at query position %lld %s: D = %lld, d = %lld, head h reads rows "
                 "%lld..%lld of Wq, Wk, Wv and columns %lld..%lld of Wo\n",
                 static_cast<long long>(r.layer), static_cast<long long>(r.head), static_cast<long long>(P),
@@ -211,13 +209,13 @@ std::string format_trace(const HeadTrace& r) {
                 static_cast<long long>(P), static_cast<long long>(r.layer), static_cast<long long>(r.D));
   out += vector6(r.x, "   ") + "\n";
   out += format("2. q_t = x_t Wq_h^T  [d = %lld]\n   ", static_cast<long long>(r.d)) + vector6(r.q_raw, "   ") + "\n";
-  if (r.position_type == "rope")
+  if (r.position_type == PositionType::rope)
     out += format("   after RoPE at position %lld (pairs (2i, 2i+1) rotated by %lld * %g^(-2i/d)):\n   ",
                   static_cast<long long>(P), static_cast<long long>(P), r.rope_base) +
            vector6(r.q, "   ") + "\n";
   else
     out += "   (learned positions: no rotation; q_t as above)\n";
-  out += std::string("3. k_s = x_s Wk_h^T") + (r.position_type == "rope" ? ", after RoPE at s" : "") +
+  out += std::string("3. k_s = x_s Wk_h^T") + (r.position_type == PositionType::rope ? ", after RoPE at s" : "") +
          format(", for each key s = 0..%lld\n", static_cast<long long>(P));
   for (int64_t s = 0; s <= P; ++s)
     out += format("   k_%-3lld %s ", static_cast<long long>(s), sym(s).c_str()) + vector6(r.keys[s], "          ") + "\n";
@@ -256,7 +254,7 @@ std::string format_trace(const HeadTrace& r) {
 nlohmann::ordered_json trace_json(const HeadTrace& r, bool keys_and_values) {
   using json = nlohmann::ordered_json;
   json out = {{"layer", r.layer}, {"head", r.head}, {"position", r.position}, {"T", r.T},
-              {"D", r.D}, {"d", r.d}, {"position_type", r.position_type}, {"rope_base", r.rope_base},
+              {"D", r.D}, {"d", r.d}, {"position_type", position_name(r.position_type)}, {"rope_base", r.rope_base},
               {"x", numbers(r.x)}, {"q_raw", numbers(r.q_raw)}, {"q", numbers(r.q)}};
   if (keys_and_values) out["tokens"] = r.tokens;
   if (keys_and_values) {

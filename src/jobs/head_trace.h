@@ -30,7 +30,7 @@ struct LogitPush {
 struct HeadTrace {
   int64_t layer = 0, head = 0, position = 0;  // P: the query position
   int64_t T = 0, D = 0, d = 0;
-  std::string position_type;         // "rope" or "learned"
+  PositionType position_type = PositionType::rope;
   double rope_base = 10000.0;
   std::vector<std::string> tokens;   // [T] the text's symbols
   std::vector<double> x;             // [D] x_P = LayerNorm(residual_P; blocks.L.ln1)

@@ -125,19 +125,27 @@ HeadParameters head_parameters(const Gpt& model, int64_t layer, int64_t head) {
   const ModelConfig& c = model.config();
   MG_CHECK(layer >= 0 && layer < c.n_layer && head >= 0 && head < c.n_head, "head_parameters: out of range");
   const int64_t D = c.n_embd, d = c.head_width();
-  const std::string prefix = "blocks." + std::to_string(layer) + ".attn.";
+  const auto l = static_cast<size_t>(layer);
+  const ModelParameterNames all_names = parameter_names(c);
+  const BlockOf<std::string>& names = all_names.blocks[l];
+  const BlockWeights& weights = model.weights().blocks[l];
+  struct Matrix {
+    const char* name;
+    const std::string& tensor;
+    const Var& weight;
+  };
   HeadParameters p;
   p.layer = layer;
   p.head = head;
-  for (const char* name : {"Wq", "Wk", "Wv", "Wo"}) {
+  for (const Matrix& m : {Matrix{"Wq", names.q_proj, weights.q_proj}, Matrix{"Wk", names.k_proj, weights.k_proj},
+                          Matrix{"Wv", names.v_proj, weights.v_proj}, Matrix{"Wo", names.out_proj, weights.out_proj}}) {
     ParameterSlice s;
-    s.name = name;
+    s.name = m.name;
     s.columns = (s.name == "Wo");
-    s.tensor = prefix + (s.name == "Wq" ? "q_proj" : s.name == "Wk" ? "k_proj" : s.name == "Wv" ? "v_proj" : "out_proj") +
-               ".weight";
+    s.tensor = m.tensor;
     s.first = head * d;
     s.last = head * d + d - 1;
-    const Tensor& w = model.parameters().get(s.tensor).value();  // [D,D], [out,in]
+    const Tensor& w = m.weight.value();  // [D,D], [out,in]
     if (!s.columns) {
       // Rows h*d .. h*d+d-1 are contiguous: [d,D].
       s.values = Tensor::empty({d, D});

@@ -17,9 +17,9 @@ namespace {
 std::vector<float> read_out(const Gpt& model, const float* x) {
   const ModelConfig& c = model.config();
   const int64_t D = c.n_embd, V = c.vocab_size;
-  const Tensor& gamma = model.parameters().get("ln_f.weight").value();
-  const Tensor& beta = model.parameters().get("ln_f.bias").value();
-  const Tensor& unembed = model.parameters().get("head.weight").value();
+  const Tensor& gamma = model.weights().ln_f_weight.value();
+  const Tensor& beta = model.weights().ln_f_bias.value();
+  const Tensor& unembed = model.weights().head.value();
   double mean = 0.0, var = 0.0;
   for (int64_t j = 0; j < D; ++j) mean += x[j];
   mean /= static_cast<double>(D);

@@ -1,7 +1,9 @@
-// The fused AdamW update of one parameter tensor (see optim/adamw.h for the math).
+// The optimizer's kernels: the fused AdamW update of one parameter tensor (see optim/adamw.h
+// for the math), the same update over every tensor of a model, and the gradient norm's sums.
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 namespace mg {
 
@@ -12,5 +14,28 @@ struct AdamWStep {
 // param, exp_avg, exp_avg_sq, grad: n values each; updated in place except grad.
 void adamw_update(float* param, float* exp_avg, float* exp_avg_sq, const float* grad, int64_t n,
                   const AdamWStep& s);
+
+// One tensor of a model's AdamW step; decay: weight decay applies (the matrices).
+struct AdamWTensor {
+  float* param;
+  float* exp_avg;
+  float* exp_avg_sq;
+  const float* grad;
+  int64_t n;
+  bool decay;
+};
+
+// adamw_update of every tensor, with step.weight_decay on those that decay and none on the
+// others; the tensors shared out over the threads (most are too small to split). Each
+// element's update is independent, so any split gives the same bits.
+void adamw_update_all(std::span<const AdamWTensor> tensors, const AdamWStep& step);
+
+// sums[i] = sum of squares of tensors[i], in double, each tensor's squares in kLanes
+// interleaved sums (a vector loop) added in lane order, the tensors shared out over the
+// threads: the same bits on any thread count.
+void sums_of_squares(double* sums, std::span<const std::span<const float>> tensors);
+
+// Every value of every tensor times factor.
+void scale_all(std::span<const std::span<float>> tensors, float factor);
 
 }  // namespace mg

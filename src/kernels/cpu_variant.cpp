@@ -34,26 +34,12 @@ bool cpu_runs(CpuVariant variant) {
 
 template <CpuVariant V>
 constexpr CpuKernelTable table_of() {
-  using K = CpuKernels<V>;
-  return {V,
-          &K::gelu_forward,
-          &K::gelu_forward_with_slope,
-          &K::gelu_backward,
-          &K::gelu_backward_overwrite,
-          &K::causal_softmax_forward,
-          &K::softmax_backward_rows,
-          &K::layernorm_forward,
-          &K::layernorm_backward_blocks,
-          &K::layernorm_row,
-          &K::rope_rotate,
-          &K::relayout_qkv,
-          &K::cross_entropy_rows,
-          &K::cross_entropy_backward,
-          &K::attention_scratch_floats,
-          &K::causal_attention_forward,
-          &K::causal_attention_backward,
-          &K::adamw_update,
-          &K::matvec_panel};
+  CpuKernelTable table;
+  table.variant = V;
+#define MG_KERNEL_ENTRY(name, result, parameters) table.name = &CpuKernels<V>::name;
+  MG_CPU_KERNELS(MG_KERNEL_ENTRY)
+#undef MG_KERNEL_ENTRY
+  return table;
 }
 
 constexpr CpuKernelTable kTables[] = {table_of<CpuVariant::baseline>(), table_of<CpuVariant::avx2>(),

@@ -17,21 +17,21 @@
 #include "nn/hooks.h"
 
 namespace mg {
-Var causal_self_attention(const Var& x, const Var& h, const Parameters& params, int64_t layer, int64_t n_head,
-                          const RopeTable* rope, float p_drop, Rng& rng, const ForwardOptions& options) {
-  const std::string attn = "blocks." + std::to_string(layer) + ".attn.";
-  const int64_t H = n_head, d = h.dim(2) / H;
+Var causal_self_attention(const Var& x, const Var& h, const BlockWeights& weights, const BlockContext& context) {
+  const int64_t layer = context.layer, H = context.n_head, d = h.dim(2) / H;
+  const RopeTable* rope = context.rope;
+  const float p_drop = context.p_drop;
+  Rng& rng = context.rng;
 
   // 1. Project:                                                          h [B,T,D] -> [B,T,3D]
   //      q, k, v = h Wq^T, h Wk^T, h Wv^T, as one GEMM of width 3D (qkv_projection): each row
   //      holds the position's q, k and v side by side.
-  Var qkv = qkv_projection(h, params.get(attn + "q_proj.weight"), params.get(attn + "k_proj.weight"),
-                           params.get(attn + "v_proj.weight"));
+  Var qkv = qkv_projection(h, weights.q_proj, weights.k_proj, weights.v_proj);
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));  // the head width d: each dot product's length
-  const Var& wo = params.get(attn + "out_proj.weight");
+  const Var& wo = weights.out_proj;
 
   // The points a reader may ask for (nn/hooks.h); none without hooks.
-  ForwardHooks* hooks = options.hooks;
+  ForwardHooks* hooks = context.hooks;
   const std::string pattern_point = hooks ? hook::pattern(layer) : std::string();
   const std::string z_point = hooks ? hook::z(layer) : std::string();
   const std::string out_point = hooks ? hook::attn_out(layer) : std::string();

@@ -11,13 +11,21 @@
 
 namespace mg {
 
-struct ForwardOptions;
+class ForwardHooks;
 
-// The attention sub-layer of block `layer`: x + attention(h) with h = ln1(x), x and h
-// [B,T,D] -> [B,T,D]. Weights by their checkpoint names (blocks.<layer>.attn.{q,k,v,out}_proj.weight);
-// rope null for learned positions; dropout p_drop on the weights and the branch. Records
-// and edits blocks.<layer>.attn.hook_pattern, attn.hook_z and hook_attn_out as options.hooks asks.
-Var causal_self_attention(const Var& x, const Var& h, const Parameters& params, int64_t layer, int64_t n_head,
-                          const RopeTable* rope, float p_drop, Rng& rng, const ForwardOptions& options);
+// What one block's attention needs besides its inputs and weights.
+struct BlockContext {
+  int64_t layer = 0;              // names the hook points blocks.<layer>.attn.*
+  int64_t n_head = 1;             // H
+  const RopeTable* rope = nullptr;  // null for learned positions
+  float p_drop = 0.0f;            // dropout on the weights and the branch (training only)
+  Rng& rng;                       // dropout's draws
+  ForwardHooks* hooks = nullptr;  // null: nothing recorded, the fused kernel runs
+};
+
+// The attention sub-layer of one block: x + attention(h) with h = ln1(x), x and h [B,T,D]
+// -> [B,T,D], with the block's q_proj, k_proj, v_proj and out_proj. Records and edits
+// blocks.<layer>.attn.hook_pattern, attn.hook_z and hook_attn_out as context.hooks asks.
+Var causal_self_attention(const Var& x, const Var& h, const BlockWeights& weights, const BlockContext& context);
 
 }  // namespace mg

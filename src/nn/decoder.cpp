@@ -26,15 +26,15 @@ constexpr int64_t kSymbolTableLimit = 4096;
 constexpr int64_t kParallelRows = 16;
 constexpr int kMaxWorkers = 8;
 
-std::vector<float> copy_of(const Gpt& model, const std::string& name) {
-  const Tensor& t = model.parameters().get(name).value();
+std::vector<float> copy_of(const Var& weight) {
+  const Tensor& t = weight.value();
   return std::vector<float>(t.data(), t.data() + t.numel());
 }
 
-PackedLinear packed(const Gpt& model, const std::string& weight, const std::string& bias = "") {
-  const Tensor& w = model.parameters().get(weight).value();  // [out, in]
-  const float* b = bias.empty() ? nullptr : model.parameters().get(bias).value().data();
-  return PackedLinear(w.data(), b, w.dim(0), w.dim(1));
+// weight [out, in], bias [out] or none.
+PackedLinear packed(const Var& weight, const Var* bias = nullptr) {
+  const Tensor& w = weight.value();
+  return PackedLinear(w.data(), bias ? bias->value().data() : nullptr, w.dim(0), w.dim(1));
 }
 
 }  // namespace
@@ -48,25 +48,26 @@ Decoder::Decoder(const Gpt& model)
       Tp_((config_.block_size + kReadSlack - 1) / kReadSlack * kReadSlack),
       V_(config_.vocab_size),
       F_(config_.mlp_ratio * config_.n_embd) {
-  tok_emb_ = copy_of(model, "tok_emb.weight");
-  if (config_.position == "learned") pos_emb_ = copy_of(model, "pos_emb.weight");
-  if (config_.position == "rope") rope_ = make_rope_table(T_, d_, config_.rope_base);
+  const ModelWeights& weights = model.weights();
+  tok_emb_ = copy_of(weights.tok_emb);
+  if (config_.position == PositionType::learned) pos_emb_ = copy_of(weights.pos_emb);
+  if (config_.position == PositionType::rope) rope_ = make_rope_table(T_, d_, config_.rope_base);
   for (int64_t l = 0; l < config_.n_layer; ++l) {
-    const std::string b = "blocks." + std::to_string(l) + ".";
+    const BlockWeights& b = weights.blocks[static_cast<size_t>(l)];
     Layer layer;
-    layer.ln1_weight = copy_of(model, b + "ln1.weight");
-    layer.ln1_bias = copy_of(model, b + "ln1.bias");
-    layer.ln2_weight = copy_of(model, b + "ln2.weight");
-    layer.ln2_bias = copy_of(model, b + "ln2.bias");
+    layer.ln1_weight = copy_of(b.ln1_weight);
+    layer.ln1_bias = copy_of(b.ln1_bias);
+    layer.ln2_weight = copy_of(b.ln2_weight);
+    layer.ln2_bias = copy_of(b.ln2_bias);
     std::vector<float> qkv;  // [3D, D]: rows of Wq, then Wk, then Wv
-    for (const char* part : {"q_proj", "k_proj", "v_proj"}) {
-      const std::vector<float> w = copy_of(model, b + "attn." + part + ".weight");
+    for (const Var* part : {&b.q_proj, &b.k_proj, &b.v_proj}) {
+      const std::vector<float> w = copy_of(*part);
       qkv.insert(qkv.end(), w.begin(), w.end());
     }
     layer.qkv = PackedLinear(qkv.data(), nullptr, 3 * D_, D_);
-    layer.out_proj = packed(model, b + "attn.out_proj.weight");
-    layer.fc = packed(model, b + "mlp.fc.weight", b + "mlp.fc.bias");
-    layer.proj = packed(model, b + "mlp.proj.weight", b + "mlp.proj.bias");
+    layer.out_proj = packed(b.out_proj);
+    layer.fc = packed(b.fc_weight, &b.fc_bias);
+    layer.proj = packed(b.proj_weight, &b.proj_bias);
     layer.keys_t.assign(H_ * d_ * Tp_, 0.0f);
     layer.values.assign(H_ * T_ * d_ + kReadSlack, 0.0f);
     layers_.push_back(std::move(layer));
@@ -83,9 +84,9 @@ Decoder::Decoder(const Gpt& model)
     symbol_qkv_.assign(V_ * 3 * D_, 0.0f);
     first.qkv.forward(symbol_qkv_.data(), 3 * D_, normed.data(), D_, V_, false);
   }
-  lnf_weight_ = copy_of(model, "ln_f.weight");
-  lnf_bias_ = copy_of(model, "ln_f.bias");
-  head_ = packed(model, "head.weight");
+  lnf_weight_ = copy_of(weights.ln_f_weight);
+  lnf_bias_ = copy_of(weights.ln_f_bias);
+  head_ = packed(weights.head);
 
   x_.assign(T_ * D_, 0.0f);
   h_.assign(T_ * D_, 0.0f);

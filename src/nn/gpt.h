@@ -38,6 +38,8 @@ class Gpt {
   const ModelConfig& config() const { return config_; }
   Parameters& parameters() { return params_; }
   const Parameters& parameters() const { return params_; }
+  // The same parameters as typed fields, built once: weights().blocks[l].q_proj.
+  const ModelWeights& weights() const { return weights_; }
 
   // ids [B,T] (T <= block_size), row-major -> logits [B,T,V].
   Var forward(std::span<const int32_t> ids, int64_t B, int64_t T, const ForwardOptions& options = {});
@@ -48,11 +50,11 @@ class Gpt {
 
  private:
   Var block(int64_t layer, const Var& x, const ForwardOptions& options);
-  const Var& p(const std::string& name) const { return params_.get(name); }
 
   ModelConfig config_;
   Parameters params_;
-  RopeTable rope_table_;  // [block_size, d/2], only for position == "rope"
+  ModelWeights weights_;  // views of params_' tensors
+  RopeTable rope_table_;  // [block_size, d/2], only for PositionType::rope
 };
 
 }  // namespace mg

@@ -38,4 +38,8 @@ void Parameters::zero_grad() {
   for (auto& p : list_) p.var.zero_grad();
 }
 
+ModelWeights model_weights(const Parameters& params, const ModelConfig& config) {
+  return map_model<Var>(parameter_names(config), [&](const std::string& name) { return params.get(name); });
+}
+
 }  // namespace mg

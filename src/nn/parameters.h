@@ -32,4 +32,13 @@ class Parameters {
   std::vector<NamedParameter> list_;
 };
 
+// The parameters as typed fields (spec/parameter_shapes.h): weights.blocks[l].q_proj is
+// blocks.<l>.attn.q_proj.weight. Each Var shares its tensor with the list's entry, so a write
+// into one (a checkpoint's load, an optimizer step) is seen through the other.
+using BlockWeights = BlockOf<Var>;
+using ModelWeights = ModelOf<Var>;
+
+// Looks each of config's names up once; InternalError when one is missing.
+ModelWeights model_weights(const Parameters& params, const ModelConfig& config);
+
 }  // namespace mg

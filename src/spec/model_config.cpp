@@ -17,6 +17,16 @@ constexpr int64_t kMaxPositionsTimesWidth = int64_t(1) << 24;
 
 }  // namespace
 
+const char* position_name(PositionType position) {
+  return position == PositionType::rope ? "rope" : "learned";
+}
+
+std::optional<PositionType> parse_position(std::string_view text) {
+  if (text == "rope") return PositionType::rope;
+  if (text == "learned") return PositionType::learned;
+  return std::nullopt;
+}
+
 void validate_model_shape(const ModelConfig& m) {
   for (auto [name, value] : {std::pair{"model.vocab_size", m.vocab_size}, {"model.n_layer", m.n_layer},
                              {"model.n_embd", m.n_embd}, {"model.n_head", m.n_head},
@@ -32,9 +42,7 @@ void validate_model_shape(const ModelConfig& m) {
   if (m.n_embd % m.n_head != 0)
     throw InputError("model.n_embd = " + std::to_string(m.n_embd) + " must be divisible by model.n_head = " +
                      std::to_string(m.n_head));
-  if (m.position != "rope" && m.position != "learned")
-    throw InputError("model.position must be \"rope\" or \"learned\", found \"" + m.position + "\"");
-  if (m.position == "rope" && m.head_width() % 2 != 0)
+  if (m.position == PositionType::rope && m.head_width() % 2 != 0)
     throw InputError("model.position \"rope\" needs an even head width, found n_embd / n_head = " +
                      std::to_string(m.head_width()));
 }

@@ -3,9 +3,18 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace mg {
+
+// model.position: rotary positions on q and k, or a learned pos_emb added to the embedding.
+// The config and checkpoint text is "rope" or "learned", parsed once when a config is read.
+enum class PositionType { rope, learned };
+
+const char* position_name(PositionType position);                   // "rope", "learned"
+std::optional<PositionType> parse_position(std::string_view text);  // empty for any other text
 
 struct ModelConfig {
   int64_t vocab_size = 79;  // set from the corpus, never typed by hand
@@ -13,7 +22,7 @@ struct ModelConfig {
   int64_t n_embd = 64;      // D
   int64_t n_head = 2;       // H; head width d = D / H
   int64_t block_size = 64;  // T_max
-  std::string position = "rope";  // "rope" or "learned"
+  PositionType position = PositionType::rope;
   double rope_base = 10000.0;
   int64_t mlp_ratio = 4;
   double dropout = 0.0;
