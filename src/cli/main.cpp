@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <new>
@@ -81,6 +82,10 @@ int fail(const std::string& message, int status) {
     else if (n < 0 && errno == EINTR) continue;
     else break;
   }
+  // The reason is out. Under mpirun, a rank that failed first makes the launcher SIGTERM
+  // the others while they finish: that stops this process without a second line (the
+  // handler's "terminated by the MPI launcher" would blame another rank for our error).
+  if (world.size() > 1) std::signal(SIGTERM, SIG_DFL);
   return status;
 }
 
