@@ -126,6 +126,8 @@ int main(int argc, char** argv) {
   try {
     choose_cpu_variant();
     session.emplace(mpi_timeout_seconds());
+  } catch (const mg::ArgumentError& e) {  // a job's argument, named here by its option
+    return fail(option_name(e.argument()) + e.detail(), kExitUsage);
   } catch (const mg::InputError& e) {
     return fail(e.what(), kExitUsage);
   } catch (const std::exception& e) {
@@ -184,6 +186,8 @@ int run(int argc, char** argv) {
       if (name == "eval") return eval();
     }
     return fail("no subcommand given", kExitUsage);
+  } catch (const mg::ArgumentError& e) {  // a job's argument, named here by its option
+    return fail(option_name(e.argument()) + e.detail(), kExitUsage);
   } catch (const mg::InputError& e) {
     return fail(e.what(), kExitUsage);
   } catch (const CLI::ParseError& e) {  // validation done after parsing (mutually exclusive options)
