@@ -25,7 +25,6 @@
 #include "io/memory_budget.h"
 #include "jobs/data_parallel.h"
 #include "jobs/evaluate.h"
-#include "jobs/head_roles.h"
 #include "jobs/model_store.h"
 #include "jobs/run_directory.h"
 #include "kernels/runtime.h"
@@ -90,16 +89,6 @@ Corpus load_training_corpus(Config& config, const TrainRequest& request, const C
   return corpus;
 }
 
-// Every evaluation also scores each head's role on the probe prompts (jobs/head_roles.h),
-// so metrics.jsonl shows when a head became what it is.
-RoleOptions probe_role_options(const Vocab& vocab, const std::vector<ProbeItem>& probes, int64_t block_size) {
-  RoleOptions options;
-  options.texts = probe_texts(vocab, probes, block_size);
-  options.texts_description = "the probe prompts";
-  options.probes = &probes;
-  return options;
-}
-
 // data.row_start as the samplers' RowStart: "story" rows start right after a newline.
 RowStart resolve_row_start(const DataConfig& data, const Vocab& vocab) {
   if (data.row_start != "story") return RowStart::anywhere();
@@ -132,7 +121,6 @@ class TrainingRun {
         config_(request.config),
         corpus_(load_training_corpus(config_, request, comm_)),
         probes_(config_.data.probe_path.empty() ? std::vector<ProbeItem>() : load_probe_set(config_.data.probe_path)),
-        role_options_(probe_role_options(corpus_.vocab, probes_, config_.model.block_size)),
         row_start_(resolve_row_start(config_.data, corpus_.vocab)),
         share_(batch_rows(config_.train.batch_size, comm_.rank(), comm_.size())),
         run_dir_(choose_run_dir(request.resume, request.out_dir, config_.train.out_dir)),
@@ -257,7 +245,7 @@ class TrainingRun {
 
   // Evaluation, every train.eval_interval steps and at max_steps: the validation loss and
   // the probe accuracy (per kind) into PROGRESS, best.safetensors kept by the checkpoint
-  // policy; returns each head's role scores for metrics.jsonl (rank 0, with a probe set).
+  // policy; returns request.on_evaluation's fields for metrics.jsonl (rank 0).
   bool evaluation_due() const { return step_ % config_.train.eval_interval == 0 || step_ == config_.train.max_steps; }
   nlohmann::json evaluate(TrainProgress& progress) {
     const TrainConfig& tc = config_.train;
@@ -290,26 +278,16 @@ class TrainingRun {
     progress.val_loss = val;
     result_.final_val_loss = val;
     result_.probe_accuracy = progress.probe_accuracy;
-    nlohmann::json head_roles = nlohmann::json::array();  // [{layer, head, scores...}]
+    nlohmann::json fields;  // the layer above's (jobs/head_logging.h: head_roles)
     // On the writer only: every rank holds the same weights, and only the writer logs.
-    if (writer_ && !probes_.empty()) {
-      for (const HeadRoleScores& head : score_head_roles(model_, corpus_.vocab, role_options_).heads) {
-        nlohmann::json scores = head_roles_json(head);
-        // Ablation is inspect-heads' and eval's, not every evaluation's: a probe scoring per head.
-        scores.erase("accuracy_drop");
-        scores.erase("accuracy_drop_by_kind");
-        scores["layer"] = head.layer;
-        scores["head"] = head.head;
-        head_roles.push_back(std::move(scores));
-      }
-    }
+    if (writer_ && request_.on_evaluation) fields = request_.on_evaluation({model_, corpus_.vocab, probes_});
     keep_if_best(val);
-    return head_roles;
+    return fields;
   }
 
   // After every step, on rank 0: the metrics.jsonl line, latest.safetensors when the
   // checkpoint policy says so, and request.on_progress.
-  void record(const TrainProgress& progress, const nlohmann::json& head_roles) {
+  void record(const TrainProgress& progress, const nlohmann::json& evaluation_fields) {
     if (!writer_) return;
     nlohmann::json line = {{"step", progress.step},         {"lr", progress.lr},
                            {"loss", progress.loss},         {"grad_norm", progress.grad_norm},
@@ -321,7 +299,8 @@ class TrainingRun {
       for (const auto& [kind, accuracy] : progress.probe_accuracy_by_kind) by_kind[kind] = accuracy;
       line["probe_accuracy_by_kind"] = by_kind;
     }
-    if (!head_roles.empty()) line["head_roles"] = head_roles;
+    if (evaluation_fields.is_object())
+      for (const auto& [key, value] : evaluation_fields.items()) line[key] = value;
     metrics_->append(line.dump() + "\n");
     if (latest_due()) save("latest.safetensors");
     if (request_.on_progress) request_.on_progress(progress);
@@ -431,7 +410,6 @@ class TrainingRun {
   Config config_;                    // resolved: vocab_size from the corpus, out_dir the run directory
   Corpus corpus_;
   std::vector<ProbeItem> probes_;
-  RoleOptions role_options_;  // the probe prompts, each evaluation scoring the heads' roles on them
   RowStart row_start_;
   RowShare share_;  // this rank's rows of every global batch
   fs::path run_dir_;
