@@ -2,24 +2,12 @@
 #include "jobs/train_checkpoints.h"
 
 #include <cmath>
-#include <sstream>
 
 #include "core/error.h"
 #include "jobs/model_store.h"
 #include "kernels/runtime.h"
 
 namespace mg {
-namespace {
-
-std::string format_double(double v) {
-  std::ostringstream out;
-  out.precision(17);
-  out << v;
-  return out.str();
-}
-
-}  // namespace
-
 CheckpointPolicy::CheckpointPolicy(const Config& config, const Vocab& vocab, std::filesystem::path run_dir, bool writer,
                                    int ranks)
     : config_(config), vocab_(vocab), run_dir_(std::move(run_dir)), writer_(writer), ranks_(ranks) {}

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <sstream>
+#include <string>
 
 #include "core/random.h"
 #include "data/batch_sampler.h"
@@ -36,5 +38,14 @@ struct TrainingState {
   int64_t step = 0;                // steps completed
   std::optional<double> best_val;  // the lowest validation loss so far
 };
+
+// V with 17 significant digits, as a checkpoint's best_val_loss and the run's errors print
+// it (read back exactly).
+inline std::string format_double(double v) {
+  std::ostringstream out;
+  out.precision(17);
+  out << v;
+  return out.str();
+}
 
 }  // namespace mg

@@ -2,24 +2,12 @@
 #include "jobs/train_step.h"
 
 #include <cmath>
-#include <sstream>
 #include <span>
 
 #include "core/error.h"
 #include "kernels/profile.h"
 
 namespace mg {
-namespace {
-
-std::string format_double(double v) {
-  std::ostringstream out;
-  out.precision(17);
-  out << v;
-  return out.str();
-}
-
-}  // namespace
-
 TrainingStep::TrainingStep(const Config& config, TrainingState& state, Communicator& comm, RowShare share,
                            std::filesystem::path last_good)
     : config_(config),
