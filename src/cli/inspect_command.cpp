@@ -246,7 +246,7 @@ void circuits_mode(const InspectHeadsOptions& o) {
 
 void roles_mode(const InspectHeadsOptions& o) {
   Subject subject = load_subject(o);
-  const RoleReport report = head_roles(o, subject, decode_utf8(o.text, "--text"), true);
+  const RoleReport report = head_roles(o, subject, std::u32string(), true);
   print(o.format == "json" ? role_report_json(report).dump() + "\n" : format_roles(report));
 }
 

@@ -39,7 +39,7 @@ const std::vector<InspectMode>& inspect_modes() {
       {"--trace", "--trace", "L.H", [](const InspectHeadsOptions& o) { return o.trace.has_value(); },
        {"--text", "--position", "--top", "--format"}, true, trace_mode},
       {"--roles", "--roles", "", [](const InspectHeadsOptions& o) { return o.roles; },
-       {"--probe", "--text-file", "--text", "--mean-ablation", "--format"}, true, roles_mode},
+       {"--probe", "--text-file", "--mean-ablation", "--format"}, true, roles_mode},
       {"--circuits", "--circuits", "", [](const InspectHeadsOptions& o) { return o.circuits; },
        {"--layer", "--head", "--svg", "--top"}, true, circuits_mode},
       {"--compare", "--compare", "A B", [](const InspectHeadsOptions& o) { return !o.compare.empty(); },
