@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
+#include <map>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -155,6 +158,116 @@ TEST_F(HeadCliTest, CircuitModes) {
     EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;  // one line
   }
+}
+
+
+// Issue 32: the rules of inspect-heads, read from its --help (the table every mode is
+// checked against) and quoted verbatim by docs/cli.md. Every pair of a mode and an option
+// outside its row (a second mode included) exits 2 with one line naming both.
+TEST_F(HeadCliTest, EveryOptionOutsideItsModeIsRefused) {
+  auto help = run({"inspect-heads", "--help"});
+  ASSERT_EQ(help.status, 0) << help.err;
+  const std::string marker = "Modes and the options each reads";
+  const size_t table_at = help.out.find(marker);
+  ASSERT_NE(table_at, std::string::npos) << help.out;
+  auto option_names = [](const std::string& line) {
+    std::vector<std::string> names;
+    std::istringstream words(line);
+    for (std::string w; words >> w;) {
+      for (std::string part; !w.empty();) {  // "-h,--help" holds two names
+        const size_t comma = w.find(',');
+        part = w.substr(0, comma);
+        w = comma == std::string::npos ? "" : w.substr(comma + 1);
+        if (part.rfind("--", 0) == 0) names.push_back(part);
+      }
+    }
+    return names;
+  };
+  // Every option of the command: the first name on each line of the options section.
+  std::vector<std::string> universe;
+  {
+    std::istringstream lines(help.out.substr(0, table_at));
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("  -", 0) != 0) continue;
+      const auto names = option_names(line.substr(0, line.find_first_of(' ', 2 + line.find_first_not_of(' '))));
+      if (!names.empty() && names[0] != "--help") universe.push_back(names[0]);
+    }
+  }
+  ASSERT_GE(universe.size(), 25u);
+  // The rows: a mode flag ("" for the default view) and the options it reads.
+  struct Row { std::string flag; std::vector<std::string> reads; };
+  std::vector<Row> rows;
+  std::vector<std::string> table_lines;
+  {
+    std::istringstream lines(help.out.substr(table_at));
+    std::string line;
+    std::getline(lines, line);
+    table_lines.push_back(line);
+    while (std::getline(lines, line) && line.rfind("  ", 0) == 0) {
+      table_lines.push_back(line);
+      std::vector<std::string> names = option_names(line);
+      Row row;
+      if (line.find("(default view)") == std::string::npos) {
+        row.flag = names.front();
+        names.erase(names.begin());
+      }
+      row.reads = names;
+      rows.push_back(row);
+    }
+    table_lines.push_back(line);  // the line on the options every mode reads
+  }
+  ASSERT_EQ(rows.size(), 10u);
+  const std::string docs = test::read_text(test::source_dir() / "docs" / "cli.md");
+  for (const std::string& line : table_lines) EXPECT_NE(docs.find(line + "\n"), std::string::npos) << "docs/cli.md lacks: " << line;
+
+  const std::string svg = (dir_ / "x.svg").string();
+  const std::map<std::string, std::vector<std::string>> sample = {
+      {"--checkpoint", {ckpt()}}, {"--config", {"x.json"}}, {"--seed", {"1"}}, {"--text", {"小丁"}},
+      {"--layer", {"0"}}, {"--head", {"0"}}, {"--format", {"json"}}, {"--position", {"0"}}, {"--weights", {}},
+      {"--svg", {svg}}, {"--trace", {"0.0"}}, {"--roles", {}}, {"--probe", {probe()}}, {"--text-file", {probe()}},
+      {"--mean-ablation", {}}, {"--circuits", {}}, {"--compare", {ckpt(), ckpt()}},
+      {"--html", {(dir_ / "p.html").string()}}, {"--run", {dir_.string()}}, {"--top", {"3"}},
+      {"--attribution", {}}, {"--logit-lens", {}}, {"--composition", {}}, {"--patch", {}}, {"--answer", {"丁"}},
+      {"--against", {"小"}}, {"--clean", {"小丁"}}, {"--corrupt", {"丁小"}}, {"--threads", {"1"}},
+      {"--backend", {"reference"}}};
+  std::vector<std::string> mode_flags;
+  for (const Row& row : rows)
+    if (!row.flag.empty()) mode_flags.push_back(row.flag);
+  auto has = [](const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+  auto with_value = [&](const std::string& option) {
+    EXPECT_TRUE(sample.count(option)) << "the test has no sample value for " << option;
+    std::vector<std::string> args = {option};
+    if (sample.count(option)) args.insert(args.end(), sample.at(option).begin(), sample.at(option).end());
+    return args;
+  };
+  int pairs = 0;
+  for (const Row& row : rows) {
+    const bool reads_source = row.flag != "--compare";
+    const std::string mode_name = row.flag.empty() ? "the default view" : row.flag;
+    for (const std::string& option : universe) {
+      if (option == row.flag || has(row.reads, option) || option == "--threads" || option == "--backend") continue;
+      if (reads_source && (option == "--checkpoint" || option == "--config" || option == "--seed")) continue;
+      if (row.flag.empty() && has(mode_flags, option)) continue;  // it chooses that mode instead
+      std::vector<std::string> args = {"inspect-heads"};
+      if (reads_source && option != "--config") args.insert(args.end(), {"--checkpoint", ckpt()});
+      if (!row.flag.empty()) {
+        const auto mode = with_value(row.flag);
+        args.insert(args.end(), mode.begin(), mode.end());
+      }
+      const auto extra = with_value(option);
+      args.insert(args.end(), extra.begin(), extra.end());
+      auto r = run(args);
+      ++pairs;
+      EXPECT_EQ(r.status, 2) << mode_name << " with " << option << ": " << r.err;
+      EXPECT_EQ(r.err.rfind("mini-gpt: error: ", 0), 0u) << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+      EXPECT_NE(r.err.find(option), std::string::npos) << mode_name << " with " << option << ": " << r.err;
+      EXPECT_NE(r.err.find(mode_name), std::string::npos) << mode_name << " with " << option << ": " << r.err;
+      EXPECT_TRUE(r.out.empty()) << r.out;
+    }
+  }
+  std::printf("inspect-heads: %d (mode, option) pairs outside the table, each refused\n", pairs);
+  EXPECT_GE(pairs, 150);
 }
 
 }  // namespace

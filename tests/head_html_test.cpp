@@ -228,8 +228,8 @@ TEST_F(HeadHtmlTest, CommandWritesThePageAndRefusesBadTargets) {
   expect_refused(with({"--html", dir_.string()}), 2, "directory");
   expect_refused(with({"--html", (dir_ / "no" / "page.html").string()}), 2, "does not exist");
   expect_refused(with({"--html", "/dev/null"}), 2, "/dev/null");
-  expect_refused(with({"--html", (dir_ / "p.html").string(), "--trace", "0.0", "--position", "1"}), 2, "--html FILE");
-  expect_refused(with({"--run", dir_.string()}), 2, "--run DIR goes with --html");
+  expect_refused(with({"--html", (dir_ / "p.html").string(), "--trace", "0.0", "--position", "1"}), 2, "--trace is not used by --html");
+  expect_refused(with({"--run", dir_.string()}), 2, "--run goes with --html");
   expect_refused(with({"--html", (dir_ / "p.html").string(), "--run", (dir_ / "nothing").string()}), 2, "not a run directory");
   expect_refused(with({"--html", (dir_ / "p.html").string(), "--run", dir_.string()}), 2, "holds no metrics.jsonl");
   expect_refused(with({"--html", (dir_ / "p.html").string(), "--position", "16"}), 2, "--position 16 is out of range");

@@ -17,6 +17,7 @@
 #include "data/utf8.h"
 #include "io/config.h"
 #include "jobs/evaluate.h"
+#include "jobs/head_logging.h"
 #include "jobs/train.h"
 #include "core/error.h"
 #include "config_support.h"
@@ -159,6 +160,7 @@ TEST(ProbeByKind, MetricsCarryItAtEveryEvaluationAndEvalScoresAnyProbeFile) {
   request.config.train.max_steps = 60;
   request.config.train.threads = 1;
   request.config.data.row_start = "story";
+  request.on_evaluation = head_logging().on_evaluation;  // as `train` logs the heads
   const TrainResult result = train(request);
   ASSERT_EQ(result.probe_accuracy_by_kind.size(), 3u);
 

@@ -42,6 +42,10 @@ inline constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitInterru
 CLI::Validator integer_in(int64_t lo, int64_t hi);
 CLI::Validator unsigned_64();  // a seed: [0, 2^64)
 
+// The option that carries a job's argument (ArgumentError): "top_k" is --top-k; a name
+// that is already an option ("--layer") stays as it is.
+std::string option_name(const std::string& argument);
+
 // Flushes stdout and throws IoError when any write to it failed (a full disk, /dev/full,
 // a closed descriptor): output that was lost is a failure, not a success.
 void check_standard_output();

@@ -1,9 +1,7 @@
 // inspect-heads' circuit modes (issue 30): --attribution (direct logit attribution),
 // --logit-lens, --composition and --patch (activation patching). Each mode is a function
-// with the options it reads; the table below says which those are, and any other option
-// given with the mode is refused with one line, so nothing is silently ignored.
+// of the options it reads; which those are is inspect_modes.cpp's table.
 #include <cstdio>
-#include <set>
 
 #include "cli/inspect_heads.h"
 #include "core/error.h"
@@ -17,34 +15,6 @@
 namespace mg::cli {
 namespace {
 
-struct CircuitMode {
-  const char* flag;
-  bool InspectHeadsOptions::*on;
-  std::set<std::string> uses;  // besides the model's source, --threads and --backend
-};
-
-const std::vector<CircuitMode>& circuit_modes() {
-  static const std::vector<CircuitMode> modes = {
-      {"--attribution", &InspectHeadsOptions::attribution,
-       {"--text", "--position", "--answer", "--against", "--probe", "--format"}},
-      {"--logit-lens", &InspectHeadsOptions::logit_lens, {"--text", "--position", "--answer", "--top", "--format"}},
-      {"--composition", &InspectHeadsOptions::composition, {"--top", "--format"}},
-      {"--patch", &InspectHeadsOptions::patch,
-       {"--clean", "--corrupt", "--answer", "--against", "--probe", "--svg", "--top", "--format"}},
-  };
-  return modes;
-}
-
-const std::set<std::string> kEveryMode = {"--checkpoint", "--config", "--seed", "--threads", "--backend", "--help"};
-
-// The options given on the command line, by their long name.
-std::vector<std::string> given(const CLI::App& command) {
-  std::vector<std::string> names;
-  for (const CLI::Option* option : command.get_options())
-    if (option->count() > 0) names.push_back(option->get_name());
-  return names;
-}
-
 std::optional<int32_t> symbol_option(const Vocab& vocab, const std::string& option, const std::optional<std::string>& utf8) {
   if (!utf8) return std::nullopt;
   return symbol_id(vocab, option, *utf8);
@@ -54,53 +24,6 @@ std::optional<int32_t> symbol_option(const Vocab& vocab, const std::string& opti
 void refuse_with_probe(const char* mode, std::initializer_list<std::pair<const char*, bool>> inputs) {
   for (const auto& [name, set] : inputs)
     if (set) throw InputError(std::string(name) + " is not used by " + mode + " --probe (each item brings its own)");
-}
-
-void attribution_mode(const InspectHeadsOptions& o, Subject& s) {
-  const bool json = o.format == "json";
-  if (o.probe) {
-    refuse_with_probe("--attribution", {{"--text", o.text_given}, {"--position", o.position.has_value()},
-                                        {"--answer", o.answer.has_value()}, {"--against", o.against.has_value()}});
-    const ProbeAttribution a = attribute_probe(s.model, s.vocab, load_probe_set(*o.probe));
-    print(json ? probe_attribution_json(a).dump() + "\n" : format_probe_attribution(a));
-    return;
-  }
-  if (!o.text_given) throw InputError("--attribution needs --text TEXT (or --probe FILE)");
-  AttributionQuery query{o.position, symbol_option(s.vocab, "--answer", o.answer),
-                         symbol_option(s.vocab, "--against", o.against)};
-  const Attribution a = attribute_logits(s.model, s.vocab, decode_utf8(o.text, "--text"), "--text", query);
-  print(json ? attribution_json(a).dump() + "\n" : format_attribution(a));
-}
-
-void logit_lens_mode(const InspectHeadsOptions& o, Subject& s) {
-  if (!o.text_given) throw InputError("--logit-lens needs --text TEXT");
-  const LogitLens lens = logit_lens(s.model, s.vocab, decode_utf8(o.text, "--text"), "--text", o.position,
-                                    symbol_option(s.vocab, "--answer", o.answer), std::min<int64_t>(o.top, 10));
-  print(o.format == "json" ? logit_lens_json(lens).dump() + "\n" : format_logit_lens(lens));
-}
-
-void composition_mode(const InspectHeadsOptions& o, Subject& s) {
-  const CompositionScores c = composition_scores(s.model);
-  print(o.format == "json" ? composition_json(c).dump() + "\n" : format_composition(c, o.top));
-}
-
-void patch_mode(const InspectHeadsOptions& o, Subject& s) {
-  const bool json = o.format == "json";
-  if (o.probe) {
-    refuse_with_probe("--patch", {{"--clean", o.clean.has_value()}, {"--corrupt", o.corrupt.has_value()},
-                                  {"--answer", o.answer.has_value()}, {"--against", o.against.has_value()},
-                                  {"--svg", o.svg.has_value()}});
-    const ProbePatching p = patch_probe(s.model, s.vocab, load_probe_set(*o.probe));
-    print(json ? probe_patching_json(p).dump() + "\n" : format_probe_patching(p));
-    return;
-  }
-  if (!o.clean || !o.corrupt) throw InputError("--patch needs --clean TEXT and --corrupt TEXT (or --probe FILE)");
-  const Patching p = patch_activations(s.model, s.vocab, decode_utf8(*o.clean, "--clean"),
-                                       decode_utf8(*o.corrupt, "--corrupt"), symbol_option(s.vocab, "--answer", o.answer),
-                                       symbol_option(s.vocab, "--against", o.against));
-  if (o.svg) write_text_atomically(*o.svg, patching_svg(p));  // the picture first, as --svg elsewhere
-  print(json ? patching_json(p).dump() + "\n" : format_patching(p, o.top));
-  if (o.svg && !json) print("heatmap written to " + *o.svg + "\n");
 }
 
 }  // namespace
@@ -128,30 +51,55 @@ void add_circuit_options(CLI::App& cmd, InspectHeadsOptions& o) {
   cmd.add_option("--corrupt", o.corrupt, "With --patch: the corrupt text, as long as --clean");
 }
 
-bool run_circuit_mode(const InspectHeadsOptions& o, const CLI::App& command) {
-  const CircuitMode* mode = nullptr;
-  for (const CircuitMode& m : circuit_modes())
-    if (o.*m.on) {
-      if (mode) throw InputError(std::string(m.flag) + " is not used by " + mode->flag + ": give one mode");
-      mode = &m;
-    }
-  if (!mode) {
-    for (const char* input : {"--answer", "--against", "--clean", "--corrupt"})
-      if (command.get_option(input)->count() > 0)
-        throw InputError(std::string(input) + " goes with --attribution, --logit-lens or --patch");
-    return false;
+void attribution_mode(const InspectHeadsOptions& o) {
+  Subject s = load_subject(o);
+  const bool json = o.format == "json";
+  if (o.probe) {
+    refuse_with_probe("--attribution", {{"--text", o.text_given}, {"--position", o.position.has_value()},
+                                        {"--answer", o.answer.has_value()}, {"--against", o.against.has_value()}});
+    const ProbeAttribution a = attribute_probe(s.model, s.vocab, load_probe_set(*o.probe));
+    print(json ? probe_attribution_json(a).dump() + "\n" : format_probe_attribution(a));
+    return;
   }
-  for (const std::string& name : given(command))
-    if (!kEveryMode.count(name) && !mode->uses.count(name) && name != mode->flag)
-      throw InputError(name + " is not used by " + mode->flag);
-  Subject subject = load_subject(o);
-  const std::string flag = mode->flag;
-  if (flag == "--attribution") attribution_mode(o, subject);
-  else if (flag == "--logit-lens") logit_lens_mode(o, subject);
-  else if (flag == "--composition") composition_mode(o, subject);
-  else patch_mode(o, subject);
-  std::fflush(stdout);
-  return true;
+  if (!o.text_given) throw InputError("--attribution needs --text TEXT (or --probe FILE)");
+  AttributionQuery query{o.position, symbol_option(s.vocab, "--answer", o.answer),
+                         symbol_option(s.vocab, "--against", o.against)};
+  const Attribution a = attribute_logits(s.model, s.vocab, decode_utf8(o.text, "--text"), "--text", query);
+  print(json ? attribution_json(a).dump() + "\n" : format_attribution(a));
+}
+
+void logit_lens_mode(const InspectHeadsOptions& o) {
+  if (!o.text_given) throw InputError("--logit-lens needs --text TEXT");
+  Subject s = load_subject(o);
+  const LogitLens lens = logit_lens(s.model, s.vocab, decode_utf8(o.text, "--text"), "--text", o.position,
+                                    symbol_option(s.vocab, "--answer", o.answer), std::min<int64_t>(o.top, 10));
+  print(o.format == "json" ? logit_lens_json(lens).dump() + "\n" : format_logit_lens(lens));
+}
+
+void composition_mode(const InspectHeadsOptions& o) {
+  Subject s = load_subject(o);
+  const CompositionScores c = composition_scores(s.model);
+  print(o.format == "json" ? composition_json(c).dump() + "\n" : format_composition(c, o.top));
+}
+
+void patch_mode(const InspectHeadsOptions& o) {
+  Subject s = load_subject(o);
+  const bool json = o.format == "json";
+  if (o.probe) {
+    refuse_with_probe("--patch", {{"--clean", o.clean.has_value()}, {"--corrupt", o.corrupt.has_value()},
+                                  {"--answer", o.answer.has_value()}, {"--against", o.against.has_value()},
+                                  {"--svg", o.svg.has_value()}});
+    const ProbePatching p = patch_probe(s.model, s.vocab, load_probe_set(*o.probe));
+    print(json ? probe_patching_json(p).dump() + "\n" : format_probe_patching(p));
+    return;
+  }
+  if (!o.clean || !o.corrupt) throw InputError("--patch needs --clean TEXT and --corrupt TEXT (or --probe FILE)");
+  const Patching p = patch_activations(s.model, s.vocab, decode_utf8(*o.clean, "--clean"),
+                                       decode_utf8(*o.corrupt, "--corrupt"), symbol_option(s.vocab, "--answer", o.answer),
+                                       symbol_option(s.vocab, "--against", o.against));
+  if (o.svg) write_text_atomically(*o.svg, patching_svg(p));  // the picture first, as --svg elsewhere
+  print(json ? patching_json(p).dump() + "\n" : format_patching(p, o.top));
+  if (o.svg && !json) print("heatmap written to " + *o.svg + "\n");
 }
 
 }  // namespace mg::cli

@@ -35,6 +35,7 @@ namespace mg::cli {
 Subject load_subject(const InspectHeadsOptions& o) {
   if (o.checkpoint.empty() == o.config.empty())
     throw InputError("inspect-heads needs exactly one of --checkpoint CKPT or --config FILE (with --seed S)");
+  if (o.seed && o.config.empty()) throw InputError("--seed S goes with --config FILE: a checkpoint has its weights");
   if (!o.checkpoint.empty()) {
     LoadedModel loaded = load_model(o.checkpoint);
     return Subject{std::move(loaded.model), std::move(loaded.vocab), loaded.config.data.probe_path};
@@ -165,13 +166,10 @@ RoleReport head_roles(const InspectHeadsOptions& o, Subject& subject, const std:
   return report;
 }
 
-// --html FILE: refused before any work when it cannot be written there, or when it is
-// combined with an output it does not show.
+// --html FILE: refused before any work when it cannot be written there (the options it
+// does not show are refused by the table, inspect_modes.cpp).
 void check_explorer_options(const InspectHeadsOptions& o) {
   namespace fs = std::filesystem;
-  if (o.trace || o.roles || o.circuits || o.svg || o.weights || o.layer || o.head || o.format != "table")
-    throw InputError("--html FILE shows every head and writes only the page: it does not go with --trace, --roles, "
-                     "--circuits, --svg, --weights, --layer, --head or --format");
   const fs::path path(*o.html);
   try {
     refuse_non_regular_target(path);  // empty, "dir/", a folder, a device, a FIFO, a symlink
@@ -218,7 +216,87 @@ void write_explorer(const InspectHeadsOptions& o, Subject& subject, const std::u
   std::fflush(stdout);
 }
 
+// The model's heads selected by --layer and --head, checked against it.
+HeadSelection head_selection(const InspectHeadsOptions& o, const ModelConfig& c) {
+  HeadSelection selection;
+  if (o.layer) check_index("--layer", *o.layer, c.n_layer, "the model has " + std::to_string(c.n_layer) + " layers");
+  if (o.head) check_index("--head", *o.head, c.n_head, "the model has " + std::to_string(c.n_head) + " heads");
+  selection.layer = o.layer;
+  selection.head = o.head;
+  return selection;
+}
+
 }  // namespace
+
+// The modes, each with the options inspect_modes.cpp's table gives it.
+
+void compare_mode(const InspectHeadsOptions& o) { print(compare_command(o, decode_utf8(o.text, "--text"))); }
+
+void explorer_mode(const InspectHeadsOptions& o) {
+  check_explorer_options(o);
+  Subject subject = load_subject(o);
+  if (!o.text_given) throw InputError("--html needs --text TEXT");
+  write_explorer(o, subject, decode_utf8(o.text, "--text"));
+}
+
+void circuits_mode(const InspectHeadsOptions& o) {
+  if (!o.layer || !o.head) throw InputError("--circuits needs --layer L and --head H");
+  Subject subject = load_subject(o);
+  head_selection(o, subject.model.config());
+  const HeadCircuits circuits = head_circuits(subject.model, subject.vocab, *o.layer, *o.head);
+  if (o.svg) write_text_atomically(*o.svg, circuits_svg(circuits));
+  print(format_circuits(circuits, o.top));
+  if (o.svg) print("\nheatmaps written to " + *o.svg + "\n");
+}
+
+void roles_mode(const InspectHeadsOptions& o) {
+  Subject subject = load_subject(o);
+  const RoleReport report = head_roles(o, subject, std::u32string(), true);
+  print(o.format == "json" ? role_report_json(report).dump() + "\n" : format_roles(report));
+}
+
+void trace_mode(const InspectHeadsOptions& o) {
+  if (!o.text_given) throw InputError("--trace needs --text TEXT");
+  if (!o.position) throw InputError("--trace needs --position P, the query position to trace");
+  const auto [layer, head] = parse_head_name(*o.trace, "--trace");
+  Subject subject = load_subject(o);
+  const HeadTrace trace = trace_head(subject.model, subject.vocab, decode_utf8(o.text, "--text"), "--text", layer, head,
+                                     *o.position, std::min<int64_t>(o.top, 10));
+  print(o.format == "json" ? trace_json(trace).dump() + "\n" : format_trace(trace));
+}
+
+// Every selected head's projected_weights: the matrices (or one query row, --position),
+// with --weights each head's parameter slices, with --svg the heatmaps; the JSON carries
+// the roles too, scored on --probe or --text-file's texts.
+void default_view(const InspectHeadsOptions& o) {
+  if (!o.text_given) throw InputError("inspect-heads needs --text TEXT (or a mode: --roles, --circuits, --compare, ...)");
+  if (o.format != "json")
+    for (const auto& [name, given] : {std::pair{"--probe", o.probe.has_value()}, {"--text-file", o.text_file.has_value()}})
+      if (given) throw InputError(std::string(name) + " is used by the default view only with --format json (its roles)");
+  Subject subject = load_subject(o);
+  const HeadSelection selection = head_selection(o, subject.model.config());
+  const std::u32string text = decode_utf8(o.text, "--text");
+  if (o.position && !text.empty())
+    check_index("--position", *o.position, static_cast<int64_t>(text.size()),
+                "the text has " + std::to_string(text.size()) + " symbols");
+
+  Inspection inspection = inspect_heads(subject.model, subject.vocab, text, "--text", {selection, true});
+  std::vector<HeadParameters> parameters;
+  if (o.weights)
+    for (const auto& h : inspection.heads) parameters.push_back(head_parameters(subject.model, h.layer, h.head));
+  const std::vector<HeadParameters>* shown = o.weights ? &parameters : nullptr;
+
+  // The picture first: if it cannot be written, nothing has been printed yet. An
+  // output that is not a regular file (a device, FIFO, symlink) is refused, not replaced.
+  if (o.svg) write_text_atomically(*o.svg, heatmap_svg(inspection));
+  if (o.format == "json") {
+    const RoleReport roles = head_roles(o, subject, text, false);
+    print(inspection_json(inspection, o.position, shown, &roles).dump() + "\n");
+  } else {
+    print(o.position ? format_position(inspection, *o.position, shown) : format_table(inspection, shown));
+    if (o.svg) print("\nheatmaps written to " + *o.svg + "\n");
+  }
+}
 
 Run add_inspect_heads_command(CLI::App& app) {
   auto o = std::make_shared<InspectHeadsOptions>();
@@ -226,12 +304,11 @@ Run add_inspect_heads_command(CLI::App& app) {
                                      "Print what each attention head reads in a text: its projected_weights "
                                      "(softmax of the scaled, masked Q.K scores) with a summary per head");
   auto* checkpoint = cmd->add_option("--checkpoint", o->checkpoint, "Checkpoint (.safetensors) of a trained model");
-  auto* config = cmd->add_option("--config", o->config,
+  cmd->add_option("--config", o->config,
                                  "Instead of a checkpoint: a config whose model is freshly initialised (before "
                                  "training); the vocabulary comes from its corpus")
-                     ->excludes(checkpoint);
+      ->excludes(checkpoint);
   cmd->add_option("--seed", o->seed, "With --config: the initialisation seed (default: the config's train.seed)")
-      ->needs(config)
       ->check(unsigned_64());
   cmd->add_option("--text", o->text,
                   "The text to read (at most block_size symbols); needed except with --roles, --circuits, --composition "
@@ -266,9 +343,7 @@ Run add_inspect_heads_command(CLI::App& app) {
   cmd->add_option("--compare", o->compare,
                   "A.safetensors B.safetensors: match A's heads to B's by their attention patterns (on --text, else "
                   "the probe prompts) and print the pairs with their roles and similarity")
-      ->expected(2)
-      ->excludes(checkpoint)
-      ->excludes(config);
+      ->expected(2);
   cmd->add_option("--html", o->html,
                   "Write the head explorer to this file: one self-contained HTML page with every head's weights, "
                   "roles, ablation cost, traces and circuits (atomically; only a regular file is replaced)");
@@ -280,75 +355,13 @@ Run add_inspect_heads_command(CLI::App& app) {
   add_circuit_options(*cmd, *o);
   o->compute.add_to(*cmd);
 
+  cmd->footer(inspect_modes_help());
+
   return [o, cmd]() {
     const InspectHeadsOptions& opt = *o;
+    const InspectMode& mode = choose_mode(opt, *cmd);  // before any work: an unused option is refused
     opt.compute.apply();
-    if (run_circuit_mode(opt, *cmd)) return kExitOk;
-    if (!opt.compare.empty()) {
-      print(compare_command(opt, decode_utf8(opt.text, "--text")));
-      std::fflush(stdout);
-      return kExitOk;
-    }
-    if (opt.run && !opt.html) throw InputError("--run DIR goes with --html FILE: it adds the run's curves to the page");
-    if (opt.html) check_explorer_options(opt);
-    Subject subject = load_subject(opt);
-    const ModelConfig& c = subject.model.config();
-    HeadSelection selection;
-    if (opt.layer) check_index("--layer", *opt.layer, c.n_layer, "the model has " + std::to_string(c.n_layer) + " layers");
-    if (opt.head) check_index("--head", *opt.head, c.n_head, "the model has " + std::to_string(c.n_head) + " heads");
-    selection.layer = opt.layer;
-    selection.head = opt.head;
-    const std::u32string text = decode_utf8(opt.text, "--text");
-
-    if (opt.circuits) {
-      if (!opt.layer || !opt.head) throw InputError("--circuits needs --layer L and --head H");
-      const HeadCircuits circuits = head_circuits(subject.model, subject.vocab, *opt.layer, *opt.head);
-      if (opt.svg) write_text_atomically(*opt.svg, circuits_svg(circuits));
-      print(format_circuits(circuits, opt.top));
-      if (opt.svg) print("\nheatmaps written to " + *opt.svg + "\n");
-      std::fflush(stdout);
-      return kExitOk;
-    }
-    if (opt.roles) {
-      const RoleReport report = head_roles(opt, subject, text, true);
-      print(opt.format == "json" ? role_report_json(report).dump() + "\n" : format_roles(report));
-      std::fflush(stdout);
-      return kExitOk;
-    }
-    if (!opt.text_given) throw InputError("inspect-heads needs --text TEXT (except with --roles or --circuits)");
-    if (opt.html) {
-      write_explorer(opt, subject, text);
-      return kExitOk;
-    }
-    if (opt.trace) {
-      if (!opt.position) throw InputError("--trace needs --position P, the query position to trace");
-      const auto [layer, head] = parse_head_name(*opt.trace, "--trace");
-      const HeadTrace trace =
-          trace_head(subject.model, subject.vocab, text, "--text", layer, head, *opt.position, std::min<int64_t>(opt.top, 10));
-      print(opt.format == "json" ? trace_json(trace).dump() + "\n" : format_trace(trace));
-      std::fflush(stdout);
-      return kExitOk;
-    }
-    if (opt.position && !text.empty())
-      check_index("--position", *opt.position, static_cast<int64_t>(text.size()),
-                  "the text has " + std::to_string(text.size()) + " symbols");
-
-    Inspection inspection = inspect_heads(subject.model, subject.vocab, text, "--text", {selection, true});
-    std::vector<HeadParameters> parameters;
-    if (opt.weights)
-      for (const auto& h : inspection.heads) parameters.push_back(head_parameters(subject.model, h.layer, h.head));
-    const std::vector<HeadParameters>* shown = opt.weights ? &parameters : nullptr;
-
-    // The picture first: if it cannot be written, nothing has been printed yet. An
-    // output that is not a regular file (a device, FIFO, symlink) is refused, not replaced.
-    if (opt.svg) write_text_atomically(*opt.svg, heatmap_svg(inspection));
-    if (opt.format == "json") {
-      const RoleReport roles = head_roles(opt, subject, text, false);
-      print(inspection_json(inspection, opt.position, shown, &roles).dump() + "\n");
-    } else {
-      print(opt.position ? format_position(inspection, *opt.position, shown) : format_table(inspection, shown));
-      if (opt.svg) print("\nheatmaps written to " + *opt.svg + "\n");
-    }
+    mode.run(opt);
     std::fflush(stdout);
     return kExitOk;
   };

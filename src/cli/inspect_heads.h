@@ -1,5 +1,6 @@
-// inspect-heads' options and model, shared by its modes: the head views
-// (inspect_command.cpp) and the circuit modes (inspect_circuit_command.cpp).
+// inspect-heads' options, model and modes: the head views (inspect_command.cpp), the
+// circuit modes (inspect_circuit_command.cpp) and the table of which options each mode
+// reads (inspect_modes.cpp).
 #pragma once
 
 #include <cstdint>
@@ -45,9 +46,41 @@ void print(const std::string& text);
 // --patch and their inputs).
 void add_circuit_options(CLI::App& command, InspectHeadsOptions& o);
 
-// Runs the circuit mode the options name and returns true; false when they name none.
-// An option the mode does not use is refused (InputError naming it and the mode), as is a
-// circuit input (--answer, --against, --clean, --corrupt) given without its mode.
-bool run_circuit_mode(const InspectHeadsOptions& o, const CLI::App& command);
+// The modes, each a function of the options (it loads its own model): the head views
+// (inspect_command.cpp) and the circuit modes (inspect_circuit_command.cpp).
+void default_view(const InspectHeadsOptions& o);  // the matrices, --position, --weights, --svg
+void explorer_mode(const InspectHeadsOptions& o);  // --html
+void trace_mode(const InspectHeadsOptions& o);
+void roles_mode(const InspectHeadsOptions& o);
+void circuits_mode(const InspectHeadsOptions& o);
+void compare_mode(const InspectHeadsOptions& o);
+void attribution_mode(const InspectHeadsOptions& o);
+void logit_lens_mode(const InspectHeadsOptions& o);
+void composition_mode(const InspectHeadsOptions& o);
+void patch_mode(const InspectHeadsOptions& o);
+
+// One row of the rules (inspect_modes.cpp): the option that chooses the mode ("" for the
+// default view), its name in messages, the options it reads besides the model's source
+// and the compute options, and its function.
+struct InspectMode {
+  const char* flag;
+  const char* name;
+  const char* usage;  // the mode's own argument, for --help ("FILE", "L.H")
+  bool (*chosen)(const InspectHeadsOptions&);
+  std::vector<std::string> reads;
+  bool reads_model_source;  // --checkpoint, --config, --seed (all but --compare)
+  void (*run)(const InspectHeadsOptions&);
+};
+
+// The table: one row per mode, the default view last.
+const std::vector<InspectMode>& inspect_modes();
+
+// The mode the options choose, after refusing (InputError, one line naming the option and
+// the mode) every option given on COMMAND that the mode does not read, a second mode
+// included.
+const InspectMode& choose_mode(const InspectHeadsOptions& o, const CLI::App& command);
+
+// The table as inspect-heads --help prints it (and docs/cli.md quotes it).
+std::string inspect_modes_help();
 
 }  // namespace mg::cli

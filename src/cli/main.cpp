@@ -142,6 +142,8 @@ int main(int argc, char** argv) {
   try {
     choose_cpu_variant();
     session.emplace(mpi_timeout_seconds());
+  } catch (const mg::ArgumentError& e) {  // a job's argument, named here by its option
+    return fail(option_name(e.argument()) + e.detail(), kExitUsage);
   } catch (const mg::InputError& e) {
     return fail(e.what(), kExitUsage);
   } catch (const std::exception& e) {
@@ -204,6 +206,8 @@ int run(int argc, char** argv) {
   } catch (const mg::JobWideInputError& e) {
     failed_on_every_rank = true;
     return fail(e.what(), kExitUsage);
+  } catch (const mg::ArgumentError& e) {  // a job's argument, named here by its option
+    return fail(option_name(e.argument()) + e.detail(), kExitUsage);
   } catch (const mg::InputError& e) {
     return fail(e.what(), kExitUsage);
   } catch (const CLI::ParseError& e) {  // validation done after parsing (mutually exclusive options)

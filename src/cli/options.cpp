@@ -2,6 +2,7 @@
 // bounds as 300-digit doubles ("Value 0 not in range 0.000000 to 1797...") and its
 // integer parsing wraps some inputs ("-1" for an unsigned seed); these read the text
 // themselves, without wrapping, and state the bound as the user would write it.
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -46,6 +47,13 @@ CLI::Validator unsigned_64() {
         return std::string();
       },
       "UINT64");
+}
+
+std::string option_name(const std::string& argument) {
+  if (argument.rfind("-", 0) == 0) return argument;
+  std::string option = "--" + argument;
+  std::replace(option.begin(), option.end(), '_', '-');
+  return option;
 }
 
 void check_standard_output() {

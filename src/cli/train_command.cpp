@@ -15,7 +15,7 @@
 #include "cli/commands.h"
 #include "dist/communicator.h"
 #include "io/config.h"
-#include "jobs/head_html.h"
+#include "jobs/head_logging.h"
 #include "jobs/train.h"
 #include "core/error.h"
 
@@ -159,9 +159,10 @@ void print_profile(const ProfileReport& r, const TensorPoolStats& pool, int64_t 
               static_cast<long long>(pool.misses));
 }
 
-// heads.html, the head explorer of the finished run (jobs/head_html.h). The run is already
-// saved, so a failure here is a warning, not an error: the exit status stays 0.
-void write_heads_page(const TrainResult& result) {
+// heads.html, the head explorer of the finished run, by the head logging the run was
+// given (jobs/head_logging.h). The run is already saved, so a failure here is a warning,
+// not an error: the exit status stays 0.
+void write_heads_page(const TrainResult& result, const HeadLogging& heads) {
   const std::filesystem::path run_dir = result.run_dir;
   // It scores the probe once per head (the ablation column): tens of seconds for the
   // default model, so the wait is announced (a run without a probe gets no page).
@@ -171,7 +172,7 @@ void write_heads_page(const TrainResult& result) {
                  (run_dir / "heads.html").c_str());
   }
   try {
-    if (const auto page = write_run_explorer(run_dir)) std::printf("head explorer %s\n", page->c_str());
+    if (const auto page = heads.after_run(run_dir)) std::printf("head explorer %s\n", page->c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mini-gpt: warning: %s not written: %s\n", error_text((run_dir / "heads.html").string()).c_str(),
                  error_text(e.what()).c_str());
@@ -228,6 +229,8 @@ Run add_train_command(CLI::App& app) {
     if (options->out_dir || config.train.out_dir != file_out_dir) request.out_dir = config.train.out_dir;
     ProgressPrinter printer;
     request.on_progress = [&printer](const TrainProgress& p) { printer(p); };
+    const HeadLogging heads = head_logging();  // each evaluation's head roles, heads.html at the end
+    request.on_evaluation = heads.on_evaluation;
     request.stop_requested = &g_stop_requested;
     request.profile = options->profile;
     std::signal(SIGINT, on_sigint);
@@ -263,7 +266,7 @@ Run add_train_command(CLI::App& app) {
       std::printf("%s\n", result.probe_accuracy_by_kind.empty() ? "" : ")");
     }
     std::printf("run directory %s\n", result.run_dir.c_str());
-    write_heads_page(result);
+    write_heads_page(result, heads);
     if (result.ranks > 1 && result.training_s > 0)
       std::printf("data-parallel over %d ranks: gradient allreduce %.2f ms/step, %.1f%% of a step (waits included)\n",
                   result.ranks, 1e3 * result.allreduce_s / static_cast<double>(std::max<int64_t>(result.steps_run, 1)),

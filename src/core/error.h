@@ -21,6 +21,21 @@ class InputError : public Error {
   using Error::Error;
 };
 
+// A wrong value of an argument the user gave a job. ARGUMENT is the job's name for it
+// ("position", "top_k"), DETAIL the rest of the sentence (" 16 is out of range: ...");
+// cli/ names the option that carried it ("--position 16 is out of range: ..."), so jobs
+// never spell a command-line flag. what() reads "position 16 is out of range: ...".
+class ArgumentError : public InputError {
+ public:
+  ArgumentError(const std::string& argument, const std::string& detail)
+      : InputError(argument + detail), argument_(argument), detail_(detail) {}
+  const std::string& argument() const { return argument_; }
+  const std::string& detail() const { return detail_; }
+
+ private:
+  std::string argument_, detail_;
+};
+
 // An operating-system failure: a file that cannot be written, a full disk.
 class IoError : public Error {
  public:

@@ -23,10 +23,10 @@ uint32_t descending_key(float value) {
 
 void validate_sampling(const SamplingSettings& s) {
   if (!(s.temperature >= 0.0) || !std::isfinite(s.temperature))
-    throw InputError("--temperature must be >= 0, found " + std::to_string(s.temperature));
-  if (s.top_k < 0) throw InputError("--top-k must be >= 0, found " + std::to_string(s.top_k));
+    throw ArgumentError("temperature", " must be >= 0, found " + std::to_string(s.temperature));
+  if (s.top_k < 0) throw ArgumentError("top_k", " must be >= 0, found " + std::to_string(s.top_k));
   if (!(s.top_p > 0.0 && s.top_p <= 1.0))
-    throw InputError("--top-p must be in (0, 1], found " + std::to_string(s.top_p));
+    throw ArgumentError("top_p", " must be in (0, 1], found " + std::to_string(s.top_p));
 }
 
 int32_t choose_symbol(std::span<const float> logits, const SamplingSettings& s, Rng& rng) {
@@ -78,8 +78,8 @@ std::string_view generation_mode_name(GenerationMode mode) {
 
 Generator::Generator(Gpt& model, GenerationMode mode) : model_(model), mode_(mode), decoder_(model) {
   if (mode_ == GenerationMode::context_shift && model_.config().position != PositionType::rope)
-    throw InputError("--context-shift needs a model with RoPE positions; this one has model.position \"" +
-                     std::string(position_name(model_.config().position)) + "\"");
+    throw ArgumentError("context_shift", " needs a model with RoPE positions; this one has model.position \"" +
+                        std::string(position_name(model_.config().position)) + "\"");
   window_.reserve(static_cast<size_t>(model_.config().block_size) + 1);
 }
 

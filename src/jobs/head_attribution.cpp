@@ -39,7 +39,7 @@ Attribution attribute_logits(Gpt& model, const Vocab& vocab, const std::vector<i
   Attribution r;
   for (int32_t id : ids) r.tokens.push_back(vocab.symbol(id));
   r.position = query.position.value_or(T - 1);
-  check_index("--position", r.position, T, "the text has " + std::to_string(T) + " symbols");
+  check_index("position", r.position, T, "the text has " + std::to_string(T) + " symbols");
   const int64_t P = r.position;
 
   NoGradGuard no_grad;

@@ -210,7 +210,7 @@ json explorer_data(Gpt& model, const Vocab& vocab, std::u32string_view text, con
   const ModelConfig& c = model.config();
   Inspection inspection = inspect_heads(model, vocab, text, what, {});
   const int64_t T = inspection.T;
-  if (o.position) check_index("--position", *o.position, T, "the text has " + std::to_string(T) + " symbols");
+  if (o.position) check_index("position", *o.position, T, "the text has " + std::to_string(T) + " symbols");
   json out = json::object();
   out["format"] = "mini-gpt head explorer 1";
   out["source"] = o.source;
@@ -305,7 +305,7 @@ json head_roles_entry(const nlohmann::json& entry) {
 
 json run_curves(const std::filesystem::path& run_dir) {
   const std::filesystem::path path = run_dir / "metrics.jsonl";
-  const std::string bytes = read_file_bytes(path, "--run metrics", kMaxMetricsBytes);
+  const std::string bytes = read_file_bytes(path, "the run's metrics", kMaxMetricsBytes);
   std::vector<std::pair<double, double>> losses;  // (step, loss)
   std::vector<json> evals;
   int64_t lines = 0, skipped = 0;
@@ -346,7 +346,7 @@ json run_curves(const std::filesystem::path& run_dir) {
     }
     evals.push_back(std::move(e));
   }
-  if (lines == 0) throw InputError("--run: " + path.string() + " holds no metrics lines");
+  if (lines == 0) throw InputError(path.string() + " holds no metrics lines");
   // Thin the training loss to at most ~kMaxLossPoints means of consecutive steps.
   const size_t bucket = std::max<size_t>(1, (losses.size() + kMaxLossPoints - 1) / kMaxLossPoints);
   json steps = json::array(), loss = json::array();

@@ -75,11 +75,11 @@ Patching sweep(Gpt& model, const std::vector<int32_t>& clean, const std::vector<
 Patching patch_activations(Gpt& model, const Vocab& vocab, std::u32string_view clean_text,
                            std::u32string_view corrupt_text, std::optional<int32_t> answer,
                            std::optional<int32_t> against) {
-  const std::vector<int32_t> clean = encode_for_model(model, vocab, clean_text, "--clean");
-  const std::vector<int32_t> corrupt = encode_for_model(model, vocab, corrupt_text, "--corrupt");
+  const std::vector<int32_t> clean = encode_for_model(model, vocab, clean_text, "clean");
+  const std::vector<int32_t> corrupt = encode_for_model(model, vocab, corrupt_text, "corrupt");
   if (clean.size() != corrupt.size())
-    throw InputError("--clean has " + std::to_string(clean.size()) + " symbols and --corrupt " +
-                     std::to_string(corrupt.size()) + ": patching needs texts of equal length");
+    throw ArgumentError("corrupt", " has " + std::to_string(corrupt.size()) + " symbols and the clean text " +
+                                       std::to_string(clean.size()) + ": patching needs texts of equal length");
   NoGradGuard no_grad;
   const int64_t V = model.config().vocab_size, T = static_cast<int64_t>(clean.size());
   // The unpatched runs without hooks: the same fused path as a patched stream, so patching
@@ -94,11 +94,11 @@ Patching patch_activations(Gpt& model, const Vocab& vocab, std::u32string_view c
     pair.against = best_symbol(corrupt_row, V);
     if (pair.against == pair.answer) pair.against = best_symbol(clean_row, V, pair.answer);
   }
-  if (pair.answer == pair.against) throw InputError("--against names the answer itself: give another symbol");
+  if (pair.answer == pair.against) throw ArgumentError("against", " names the answer itself: give another symbol");
   const double clean_difference = difference(clean_logits, pair), corrupt_difference = difference(corrupt_logits, pair);
   if (clean_difference == corrupt_difference)
-    throw InputError("--clean and --corrupt give the same logit difference (" + std::to_string(clean_difference) +
-                     "): nothing for patching to restore");
+    throw ArgumentError("corrupt", " gives the clean text's logit difference (" + std::to_string(clean_difference) +
+                                       "): nothing for patching to restore");
   Patching r = sweep(model, clean, corrupt, pair, clean_difference, corrupt_difference, true);
   for (int32_t id : clean) r.clean_tokens.push_back(vocab.symbol(id));
   for (int32_t id : corrupt) r.corrupt_tokens.push_back(vocab.symbol(id));

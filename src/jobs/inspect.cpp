@@ -63,18 +63,24 @@ HeadSummary summarize_weights(const std::vector<float>& w, int64_t T) {
 
 void check_index(const std::string& option, int64_t value, int64_t count, const std::string& of_what) {
   if (value < 0 || value >= count)
-    throw InputError(option + " " + std::to_string(value) + " is out of range: " + of_what + ", valid 0.." +
-                     std::to_string(count - 1));
+    throw ArgumentError(option, " " + std::to_string(value) + " is out of range: " + of_what + ", valid 0.." +
+                                    std::to_string(count - 1));
 }
 
 std::vector<int32_t> encode_for_model(const Gpt& model, const Vocab& vocab, std::u32string_view text,
                                       const std::string& what) {
   const int64_t block_size = model.config().block_size;
-  if (text.empty()) throw InputError(what + " is empty: give at least one symbol");
+  if (text.empty()) throw ArgumentError(what, " is empty: give at least one symbol");
   if (static_cast<int64_t>(text.size()) > block_size)
-    throw InputError(what + " has " + std::to_string(text.size()) + " symbols, more than the model's block_size of " +
-                     std::to_string(block_size));
-  return vocab.encode(text, what);
+    throw ArgumentError(what, " has " + std::to_string(text.size()) + " symbols, more than the model's block_size of " +
+                                  std::to_string(block_size));
+  try {
+    return vocab.encode(text, what);
+  } catch (const InputError& e) {  // "WHAT: symbol ... is not in the vocabulary"
+    const std::string message = e.what();
+    if (message.rfind(what, 0) != 0) throw;
+    throw ArgumentError(what, message.substr(what.size()));
+  }
 }
 
 Inspection inspect_heads(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,

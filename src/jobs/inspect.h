@@ -63,17 +63,19 @@ struct InspectOptions {
   bool importance = true;  // false skips the ablation forwards (one per selected head)
 };
 
-// InputError "OPTION VALUE is out of range: OF_WHAT, valid 0..COUNT-1" unless 0 <= VALUE <
-// COUNT ("--position 9 is out of range: the text has 4 symbols, valid 0..3").
+// ArgumentError "OPTION VALUE is out of range: OF_WHAT, valid 0..COUNT-1" unless 0 <= VALUE
+// < COUNT (OPTION "position": "position 9 is out of range: the text has 4 symbols, valid
+// 0..3", which cli/ shows with the option's flag).
 void check_index(const std::string& option, int64_t value, int64_t count, const std::string& of_what);
 
-// TEXT's ids for one forward pass of MODEL (batch 1); WHAT names it in errors ("--text").
+// TEXT's ids for one forward pass of MODEL (batch 1); WHAT names it in errors, as an
+// ArgumentError's argument (the caller's option, or the job's name for the text).
 // InputError: an empty text; a text longer than block_size (naming the limit); a symbol
 // outside the vocabulary (naming it and its position).
 std::vector<int32_t> encode_for_model(const Gpt& model, const Vocab& vocab, std::u32string_view text,
                                       const std::string& what);
 
-// Encodes TEXT (WHAT names it in errors, e.g. "--text") and runs the model on it.
+// Encodes TEXT (WHAT names it in errors, as encode_for_model says) and runs the model on it.
 // InputError: an empty text; a text longer than block_size (naming the limit); a symbol
 // outside the vocabulary (naming it and its position). Selected layer/head numbers must
 // be in range (MG_CHECK: the caller validates user input).

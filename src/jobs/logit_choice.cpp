@@ -9,9 +9,9 @@ namespace mg {
 int32_t symbol_id(const Vocab& vocab, const std::string& option, const std::string& utf8) {
   const std::u32string text = decode_utf8(utf8, option);
   if (text.size() != 1)
-    throw InputError(option + " \"" + utf8 + "\" is " + std::to_string(text.size()) + " symbols: give exactly one");
+    throw ArgumentError(option, " \"" + utf8 + "\" is " + std::to_string(text.size()) + " symbols: give exactly one");
   const std::optional<int32_t> id = vocab.find(text[0]);
-  if (!id) throw InputError(option + " \"" + utf8 + "\" is not in the model's vocabulary");
+  if (!id) throw ArgumentError(option, " \"" + utf8 + "\" is not in the model's vocabulary");
   return *id;
 }
 
@@ -32,7 +32,7 @@ LogitPair choose_pair(const float* logits, int64_t V, std::optional<int32_t> ans
   LogitPair pair;
   pair.answer = answer ? *answer : best_symbol(logits, V);
   pair.against = against ? *against : best_symbol(logits, V, pair.answer);
-  if (pair.answer == pair.against) throw InputError("--against names the answer itself: give another symbol");
+  if (pair.answer == pair.against) throw ArgumentError("against", " names the answer itself: give another symbol");
   return pair;
 }
 

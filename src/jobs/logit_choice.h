@@ -11,8 +11,8 @@
 
 namespace mg {
 
-// The id of UTF8, which must be exactly one symbol of the vocabulary; InputError naming
-// OPTION otherwise ("--answer \"ab\" is 2 symbols, give one").
+// The id of UTF8, which must be exactly one symbol of the vocabulary; ArgumentError naming
+// OPTION otherwise (OPTION "ab" is 2 symbols, give one).
 int32_t symbol_id(const Vocab& vocab, const std::string& option, const std::string& utf8);
 
 // The largest of LOGITS [V] other than EXCLUDE (-1: none); the lowest id on a tie, as the

@@ -46,7 +46,7 @@ LogitLens logit_lens(Gpt& model, const Vocab& vocab, std::u32string_view text, c
   LogitLens r;
   for (int32_t id : ids) r.tokens.push_back(vocab.symbol(id));
   r.position = position.value_or(T - 1);
-  check_index("--position", r.position, T, "the text has " + std::to_string(T) + " symbols");
+  check_index("position", r.position, T, "the text has " + std::to_string(T) + " symbols");
   NoGradGuard no_grad;
   ForwardHooks hooks;
   hooks.record(hook::resid_pre(0));

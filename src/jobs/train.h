@@ -16,12 +16,31 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "dist/communicator.h"
 #include "io/config.h"
 #include "kernels/profile.h"
 #include "tensor/tensor.h"
 
 namespace mg {
+
+class Gpt;
+class Vocab;
+struct ProbeItem;
+
+// What an evaluation hands the layer above (rank 0): the model as it stands, its
+// vocabulary and the run's probe set (empty without data.probe_path).
+struct EvaluationInputs {
+  Gpt& model;
+  const Vocab& vocab;
+  const std::vector<ProbeItem>& probes;
+};
+
+// The layer above's part of each evaluation: an object of fields added to that step's
+// metrics.jsonl line (e.g. "head_roles", jobs/head_logging.h), or null for none. The
+// training run itself knows nothing of what they mean.
+using EvaluationCallback = std::function<nlohmann::json(const EvaluationInputs&)>;
 
 struct TrainProgress {
   int64_t step = 0;       // steps completed
@@ -61,6 +80,7 @@ struct TrainRequest {
   // with it a resumed run needs that folder or a new or empty one. Locked while training.
   std::optional<std::filesystem::path> out_dir;
   std::function<void(const TrainProgress&)> on_progress;  // every step
+  EvaluationCallback on_evaluation;                       // rank 0, every evaluation, before best.safetensors
   const std::atomic<bool>* stop_requested = nullptr;      // set by SIGINT or SIGTERM
   bool profile = false;  // time the steps per op family (TrainResult::profile)
   // The job's processes; null or a single rank: train alone, exactly as without MPI.
