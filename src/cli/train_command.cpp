@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "dist/communicator.h"
 #include "io/config.h"
+#include "io/floor_record.h"
 #include "jobs/head_html.h"
 #include "jobs/train.h"
 
@@ -249,8 +250,15 @@ Run add_train_command(CLI::App& app) {
     }
     std::printf("trained %lld steps in %s (%.0f tokens/s)\n", static_cast<long long>(result.step),
                 format_duration(result.elapsed_s).c_str(), result.tokens_per_s);
-    if (result.final_val_loss) std::printf("final val loss %.4f\n", *result.final_val_loss);
-    if (result.best_val_loss) std::printf("best val loss %.4f\n", *result.best_val_loss);
+    // The validation rows' entropy floor, when make_corpus.py recorded it for this very
+    // corpus and split (io/floor_record.h): how far the loss is from the best possible.
+    const std::optional<double> floor = known_validation_floor(config);
+    auto print_val = [&floor](const char* what, double loss) {
+      if (floor) std::printf("%s val loss %.4f (floor %.4f, +%.4f)\n", what, loss, *floor, loss - *floor);
+      else std::printf("%s val loss %.4f\n", what, loss);
+    };
+    if (result.final_val_loss) print_val("final", *result.final_val_loss);
+    if (result.best_val_loss) print_val("best", *result.best_val_loss);
     if (result.probe_accuracy) {
       std::printf("probe accuracy %.4f", *result.probe_accuracy);
       const char* separator = " (";

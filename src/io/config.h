@@ -41,6 +41,10 @@ struct DataConfig {
   // Where a training or validation row starts: "random" (any symbol) or "story" (right
   // after a newline, so a row holds one story from its start: data/README.md).
   std::string row_start = "random";
+  // With row_start "story": the share of every training batch's rows (rounded to whole
+  // rows) that start anywhere instead, so the model also reads windows that begin
+  // mid-story (validation rows stay story rows, whose floor is exact).
+  double random_row_fraction = 0.0;
 };
 
 struct Config {

@@ -100,13 +100,23 @@ RoleOptions probe_role_options(const Vocab& vocab, const std::vector<ProbeItem>&
   return options;
 }
 
-// data.row_start as the samplers' RowStart: "story" rows start right after a newline.
+// data.row_start as the validation sampler's RowStart: "story" rows start right after a
+// newline.
 RowStart resolve_row_start(const DataConfig& data, const Vocab& vocab) {
   if (data.row_start != "story") return RowStart::anywhere();
   const auto newline = vocab.find(U'\n');
   if (!newline)
     throw InputError("data.row_start \"story\" needs one story per line, but " + data.path + " has no newline");
   return RowStart::after(*newline);
+}
+
+// The training sampler's: VALIDATION's, with data.random_row_fraction of each batch's
+// rows drawn anywhere.
+RowStart training_row_start(RowStart validation, const Config& config) {
+  if (validation.after_id >= 0)
+    validation.anywhere_rows =
+        std::llround(config.data.random_row_fraction * static_cast<double>(config.train.batch_size));
+  return validation;
 }
 
 std::string format_double(double v) {
@@ -140,7 +150,8 @@ class TrainingRun {
         model_(config_.model),
         optimizer_(model_.parameters(), {config_.train.beta1, config_.train.beta2, config_.train.eps,
                                          config_.train.weight_decay}),
-        sampler_(corpus_.train, config_.model.block_size, config_.train.batch_size, config_.train.seed, row_start_),
+        sampler_(corpus_.train, config_.model.block_size, config_.train.batch_size, config_.train.seed,
+                 training_row_start(row_start_, config_)),
         dropout_rng_(config_.train.seed ^ 0xd409u),
         inputs_(static_cast<size_t>(config_.train.batch_size * config_.model.block_size)),
         targets_(inputs_.size()) {
@@ -432,7 +443,7 @@ class TrainingRun {
   Corpus corpus_;
   std::vector<ProbeItem> probes_;
   RoleOptions role_options_;  // the probe prompts, each evaluation scoring the heads' roles on them
-  RowStart row_start_;
+  RowStart row_start_;  // the validation rows' (training's adds data.random_row_fraction)
   RowShare share_;  // this rank's rows of every global batch
   fs::path run_dir_;
   std::unique_ptr<DirectoryLock> lock_;  // rank 0: one writer per run directory
