@@ -152,6 +152,46 @@ TEST(StoryRows, MixedBatchesDrawTheirLastRowsAnywhere) {
   EXPECT_GT(all_mid, 100) << "of 160 rows drawn anywhere, about 132 start mid-story";
 }
 
+// data.random_rows_from_step: the train loop sets the mixed rows per step; before that step
+// every row is a story row.
+TEST(StoryRows, AnywhereRowsCanBeSwitchedOnLater) {
+  std::vector<int64_t> story_starts;
+  const std::vector<int32_t> split = stories_split(&story_starts);
+  const int64_t T = 8, B = 8;
+  BatchSampler sampler(split, T, B, 11, RowStart::after(0, 4));
+  std::vector<int32_t> inputs(B * T), targets(B * T);
+  sampler.set_anywhere_rows(0);
+  for (int draw = 0; draw < 20; ++draw) {
+    sampler.next(inputs, targets);
+    for (int64_t b = 0; b < B; ++b) EXPECT_EQ(inputs[b * T], 1) << "story rows only";
+  }
+  sampler.set_anywhere_rows(4);
+  int mid_story = 0;
+  for (int draw = 0; draw < 50; ++draw) {
+    sampler.next(inputs, targets);
+    for (int64_t b = 0; b < B; ++b) {
+      if (b < B - 4) EXPECT_EQ(inputs[b * T], 1);
+      else mid_story += inputs[b * T] != 1;
+    }
+  }
+  EXPECT_GT(mid_story, 130) << "of 200 rows drawn anywhere, about 165 start mid-story";
+  BatchSampler anywhere(split, T, B, 11);
+  anywhere.set_anywhere_rows(0);  // no story starts listed: every row stays a window anywhere
+  int anywhere_mid = 0;
+  for (int draw = 0; draw < 20; ++draw) {
+    anywhere.next(inputs, targets);
+    for (int64_t b = 0; b < B; ++b) anywhere_mid += inputs[b * T] != 1;
+  }
+  EXPECT_GT(anywhere_mid, 100);
+
+  Config config = load_config(test::source_dir() / "configs" / "tiny.json");
+  EXPECT_EQ(config.data.random_rows_from_step, 0);
+  apply_override(config, "data.random_rows_from_step=7000");
+  EXPECT_EQ(config_to_json(config)["data"]["random_rows_from_step"], 7000);
+  const std::string error = input_error_of([&] { apply_override(config, "data.random_rows_from_step=-1"); });
+  EXPECT_NE(error.find("data.random_rows_from_step must be in [0, "), std::string::npos) << error;
+}
+
 TEST(StoryRows, RandomRowFractionIsAShareOfStoryBatchesOnly) {
   Config config = load_config(test::source_dir() / "configs" / "tiny.json");
   EXPECT_EQ(config.data.random_row_fraction, 0.0);

@@ -45,6 +45,11 @@ BatchSampler::BatchSampler(TokenIds split, int64_t block_size, int64_t batch_siz
                      std::to_string(block_size + 1) + " symbols");
 }
 
+void BatchSampler::set_anywhere_rows(int64_t rows) {
+  MG_CHECK(rows >= 0, "batch sampler needs anywhere_rows >= 0");
+  if (!starts_.empty()) story_rows_ = batch_size_ - std::min(batch_size_, rows);
+}
+
 int64_t BatchSampler::row_count() const {
   return starts_.empty() ? split_.size() - block_size_ : static_cast<int64_t>(starts_.size());
 }

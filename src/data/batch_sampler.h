@@ -52,6 +52,10 @@ class BatchSampler {
   std::string state() const { return rng_.state_string(); }
   void restore(const std::string& state) { rng_.set_state_string(state); }
 
+  // With RowStart::after: from the next batch on, its last ROWS rows (capped at batch_size)
+  // start anywhere (a curriculum: train.cpp switches the mix on at a step).
+  void set_anywhere_rows(int64_t rows);
+
   int64_t batch_size() const { return batch_size_; }
   int64_t block_size() const { return block_size_; }
   // How many different story rows can be drawn (with RowStart::anywhere, windows).

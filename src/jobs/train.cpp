@@ -152,6 +152,7 @@ class TrainingRun {
                                          config_.train.weight_decay}),
         sampler_(corpus_.train, config_.model.block_size, config_.train.batch_size, config_.train.seed,
                  training_row_start(row_start_, config_)),
+        anywhere_rows_(training_row_start(row_start_, config_).anywhere_rows),
         dropout_rng_(config_.train.seed ^ 0xd409u),
         inputs_(static_cast<size_t>(config_.train.batch_size * config_.model.block_size)),
         targets_(inputs_.size()) {
@@ -213,6 +214,9 @@ class TrainingRun {
     const double lr = learning_rate(step_, tc.lr, tc.min_lr, tc.warmup_steps, tc.max_steps);
     {
       ProfileScope scope(OpFamily::data);
+      // data.random_rows_from_step: story rows only before it (a function of the step, so a
+      // resumed run draws as the uninterrupted one).
+      sampler_.set_anywhere_rows(step_ >= config_.data.random_rows_from_step ? anywhere_rows_ : 0);
       sampler_.next(inputs_, targets_);
     }
     model_.parameters().zero_grad();
@@ -450,6 +454,7 @@ class TrainingRun {
   Gpt model_;
   AdamW optimizer_;
   BatchSampler sampler_;
+  int64_t anywhere_rows_;  // rows of a batch drawn anywhere from data.random_rows_from_step on
   Rng dropout_rng_;
   Rng rank_dropout_rng_;  // with several ranks: seeded per step by dropout_rng_ and the rank
   ForwardOptions forward_options_;
