@@ -365,21 +365,24 @@ def window_floor(corpus, nll, first):
     """The floor of `mini-gpt eval --text-file` on corpus[first:]: windows of BLOCK_SIZE
     targets at first, first + 64, ...; a target in the story the window begins inside of
     is predicted from what the window shows of it (cut_story_nll), every later one from its
-    story's start (nll, exact). Returns (predictions, nats per prediction)."""
+    story's start (nll, exact). Returns (predictions, nats per prediction), then the same
+    for the targets in cut stories and for the others."""
     templates = story_templates()
     text = corpus[first:]
     windows = (len(text) - 1) // BLOCK_SIZE
-    total = []
+    cut_targets, whole_targets = [], []
     for k in range(windows):
         w = first + k * BLOCK_SIZE
         newline = corpus.index("\n", w)
         cut = min(newline, w + BLOCK_SIZE)  # the last target read from the cut story
         if cut > w:
-            total.extend(cut_story_nll(templates, corpus[w:cut + 1]))
-        total.extend(nll[cut + 1:w + BLOCK_SIZE + 1])
+            cut_targets.extend(cut_story_nll(templates, corpus[w:cut + 1]))
+        whole_targets.extend(nll[cut + 1:w + BLOCK_SIZE + 1])
+    total = cut_targets + whole_targets
     if len(total) != windows * BLOCK_SIZE:
         raise RuntimeError("window_floor: a target was missed")
-    return len(total), math.fsum(total) / len(total)
+    return len(total), math.fsum(total) / len(total), (len(cut_targets), math.fsum(cut_targets) / len(cut_targets)), (
+        len(whole_targets), math.fsum(whole_targets) / len(whole_targets))
 
 
 def check_corpus(corpus):
@@ -446,7 +449,7 @@ def readme(variant, out, corpus, symbols, fl, probe):
     flag = "" if variant == "default" else f" --variant {variant}"
     tail_section = ""
     if "tail" in fl:
-        predictions, tail_floor = fl["tail"]
+        predictions, tail_floor, (cut_count, cut_floor), (whole_count, whole_floor) = fl["tail"]
         tail_section = f"""
 
 ## The validation tail, read in windows that start anywhere
@@ -467,7 +470,10 @@ asked in which order, then names, colours and verbs drawn without replacement an
 with). An answer whose fact was cut off costs ln of the options the window leaves open, and
 a window's first symbols do not know where in a story they stand. Over the tail:
 
-**validation tail floor = {tail_floor:.6f} nats per prediction** (the validation story rows: {val_floor:.6f}).
+**validation tail floor = {tail_floor:.6f} nats per prediction** (the validation story rows: {val_floor:.6f}):
+{cut_count:,} predictions in the stories the windows begin inside of, at {cut_floor:.6f}, and {whole_count:,} in
+stories shown from their start, at {whole_floor:.6f} (these hold each story's first symbols, where
+its facts are drawn, more often than a story row does: a window ends before their answers).
 
 `floors.json` records both floors, each with the SHA-256 of the bytes it holds for (the
 corpus, the tail's UTF-8 text) and the block_size and val_fraction it assumes: `mini-gpt train`
