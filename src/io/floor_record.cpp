@@ -47,9 +47,10 @@ std::optional<FloorRecord> read_floor_record(const fs::path& corpus) {
   std::error_code error;
   if (!fs::exists(path, error)) return std::nullopt;
   const std::string origin = path.string();
+  const std::string text = read_file_bytes(path, "floor record", kMaxFloorRecordBytes);  // errors name the path
   json j;
   try {
-    j = parse_json_bounded(read_file_bytes(path, "floor record", kMaxFloorRecordBytes));
+    j = parse_json_bounded(text);
   } catch (const InputError& e) {
     throw InputError(origin + ": " + e.what());
   }
