@@ -43,6 +43,7 @@ Usage: python3 scripts/make_corpus.py --out data
 """
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -268,6 +269,125 @@ def row_floor(corpus, nll, first, last):
     return rows, total / (rows * BLOCK_SIZE)
 
 
+# The validation tail that scripts/main_job.sh scores with `mini-gpt eval --text-file`: the
+# corpus's last TAIL_SYMBOLS symbols, read as windows of BLOCK_SIZE targets starting at
+# 0, 64, 128, ... (docs/cli.md): most windows begin mid-story.
+TAIL_SYMBOLS = 50_000
+
+
+def story_templates():
+    """Every story of the default grammar as a template, with its probability: for each
+    story kind and order of the two facts asked, the list of its symbols, each a literal
+    or a slot (type, fact, character index) filled by that fact's name, verb, colour or
+    object. The kind is drawn with chance 1/2 and the ordered pair of facts asked 1/6."""
+    templates = []
+    for kind in ("holds", "belongs"):
+        def fact(f):
+            if kind == "holds":  # 小丁拿着红苹果。
+                return [("lit", "小"), ("name", f, 0), ("verb", f, 0), ("verb", f, 1), ("colour", f, 0),
+                        ("object", f, 0), ("object", f, 1), ("lit", "。")]
+            return [("colour", f, 0), ("object", f, 0), ("object", f, 1), ("lit", "是"), ("lit", "小"),
+                    ("name", f, 0), ("lit", "的"), ("lit", "。")]  # 红苹果是小丁的。
+
+        def question(f):
+            if kind == "holds":  # 小丁有什么？
+                return [("lit", "小"), ("name", f, 0)] + [("lit", c) for c in "有什么？"]
+            return [("colour", f, 0), ("object", f, 0), ("object", f, 1)] + [("lit", c) for c in "是谁的？"]
+
+        for first in range(3):
+            for second in range(3):
+                if second != first:
+                    slots = fact(0) + fact(1) + fact(2)
+                    for f in (first, second):
+                        slots += question(f) + fact(f)
+                    templates.append((kind, slots + [("lit", "\n")], 1.0 / 2 / 6))
+    return templates
+
+
+def falling(n, k):
+    return math.prod(range(n - k + 1, n + 1))
+
+
+def template_prefix_weights(template, offset, text):
+    """For one template and the TEXT seen from symbol OFFSET of the story on: the weight
+    P(template) * P(the story's symbols there equal TEXT[:m]) for m = 1, 2, ... while they
+    can (a list, shorter than TEXT when the template cannot continue it). Names, colours
+    and verbs are drawn without replacement within a story (distinct per fact), objects
+    with replacement."""
+    kind, slots, p_template = template
+    pools = {"name": len(NAMES[:NAME_COUNT["default"]]), "colour": len(COLOURS), "verb": len(VERBS["default"])}
+    texts = {"name": NAMES[:NAME_COUNT["default"]], "colour": COLOURS, "verb": VERBS["default"], "object": OBJECTS}
+    allowed = {}  # (type, fact) -> the options still consistent
+    weights = []
+    for symbol, slot in zip(text, slots[offset:]):
+        if slot[0] == "lit":
+            if slot[1] != symbol:
+                break
+        else:
+            kind_, f, index = slot
+            key = (kind_, f)
+            options = allowed.get(key, texts[kind_])
+            options = [o for o in options if o[index] == symbol]
+            if not options:
+                break
+            allowed[key] = options
+            if kind_ != "object":  # distinct within the story: two facts cannot share an option
+                chosen = [allowed[(kind_, g)] for g in range(3) if (kind_, g) in allowed]
+                if any(len(c) == 1 for c in chosen) and len({c[0] for c in chosen if len(c) == 1}) < sum(
+                        1 for c in chosen if len(c) == 1):
+                    break
+        weight = p_template
+        for (kind_, f), options in allowed.items():
+            if kind_ == "object":
+                weight *= len(options) / len(OBJECTS)
+        for kind_, pool in pools.items():
+            fixed = [allowed[(kind_, g)] for g in range(3) if (kind_, g) in allowed]
+            if any(len(o) != 1 for o in fixed):
+                raise RuntimeError("template_prefix_weights: a name, colour or verb is always fixed by one symbol")
+            weight /= falling(pool, len(fixed))
+        weights.append(weight)
+    return weights
+
+
+def cut_story_nll(templates, text):
+    """-ln p(TEXT[m] | TEXT[:m]) for m = 1 .. len(TEXT) - 1, where TEXT is what a window
+    shows of a story it begins inside of (from the window's first symbol up to and with
+    the story's newline): the window starts at a uniformly random symbol of an endless
+    stream of stories, so each offset of each story is equally likely, weighted by the
+    story's probability, and p(TEXT[:m]) is the sum over templates and offsets of the
+    chance that the story's symbols there read TEXT[:m]."""
+    reach = [0.0] * (len(text) + 1)  # reach[m]: the weight of reading TEXT[:m]
+    for template in templates:
+        for offset in range(len(template[1]) - 1):  # a window starting on the newline sees a fresh story
+            for m, weight in enumerate(template_prefix_weights(template, offset, text), 1):
+                reach[m] += weight
+    return [-math.log(reach[m + 1] / reach[m]) for m in range(1, len(text))]
+
+
+def window_floor(corpus, nll, first):
+    """The floor of `mini-gpt eval --text-file` on corpus[first:]: windows of BLOCK_SIZE
+    targets at first, first + 64, ...; a target in the story the window begins inside of
+    is predicted from what the window shows of it (cut_story_nll), every later one from its
+    story's start (nll, exact). Returns (predictions, nats per prediction), then the same
+    for the targets in cut stories and for the others."""
+    templates = story_templates()
+    text = corpus[first:]
+    windows = (len(text) - 1) // BLOCK_SIZE
+    cut_targets, whole_targets = [], []
+    for k in range(windows):
+        w = first + k * BLOCK_SIZE
+        newline = corpus.index("\n", w)
+        cut = min(newline, w + BLOCK_SIZE)  # the last target read from the cut story
+        if cut > w:
+            cut_targets.extend(cut_story_nll(templates, corpus[w:cut + 1]))
+        whole_targets.extend(nll[cut + 1:w + BLOCK_SIZE + 1])
+    total = cut_targets + whole_targets
+    if len(total) != windows * BLOCK_SIZE:
+        raise RuntimeError("window_floor: a target was missed")
+    return len(total), math.fsum(total) / len(total), (len(cut_targets), math.fsum(cut_targets) / len(cut_targets)), (
+        len(whole_targets), math.fsum(whole_targets) / len(whole_targets))
+
+
 def check_corpus(corpus):
     symbols = sorted(set(corpus))
     if len(symbols) != VOCAB_SIZE:
@@ -286,17 +406,36 @@ def probe_lines(probe):
     return "".join(json.dumps(item, ensure_ascii=False, sort_keys=True) + "\n" for item in probe)
 
 
-def floors(corpus, nll):
-    """The corpus floor, and the story-row floors of the train and validation splits
-    (split as src/data/corpus.cpp does: the first floor((1 - val_fraction) n) symbols train)."""
+def floors(corpus, nll, variant):
+    """The corpus floor, the story-row floors of the train and validation splits (split as
+    src/data/corpus.cpp does: the first floor((1 - val_fraction) n) symbols train), and
+    (default grammar) the floor of eval's windows over the validation tail."""
     n = len(corpus)
     n_train = math.floor((1.0 - VAL_FRACTION) * n)
-    return {
+    result = {
         "corpus": math.fsum(nll) / n,
         "nats": math.fsum(nll),
         "train_rows": row_floor(corpus, nll, 0, n_train),
         "val_rows": row_floor(corpus, nll, n_train, n),
     }
+    if variant == "default":
+        result["tail"] = window_floor(corpus, nll, n - TAIL_SYMBOLS)
+    return result
+
+
+def floor_record(corpus_bytes, corpus, fl):
+    """floors.json: what `mini-gpt train` and `eval --text-file` print beside a loss
+    (src/io/floor_record.h), each floor tied to the exact bytes it was computed for."""
+    texts = []
+    if "tail" in fl:
+        tail = corpus[-TAIL_SYMBOLS:].encode("utf-8")
+        texts.append({"about": f"the corpus's last {TAIL_SYMBOLS:,} symbols (the validation tail), in windows "
+                               f"of {BLOCK_SIZE} from its start",
+                      "floor": round(fl["tail"][1], 6), "sha256": hashlib.sha256(tail).hexdigest()})
+    record = {"block_size": BLOCK_SIZE, "corpus_sha256": hashlib.sha256(corpus_bytes).hexdigest(),
+              "texts": texts, "val_fraction": VAL_FRACTION,
+              "validation_story_rows": round(fl["val_rows"][1], 6)}
+    return json.dumps(record, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
 
 
 def kind_counts(probe, kinds):
@@ -311,6 +450,38 @@ def readme(variant, out, corpus, symbols, fl, probe):
     train_rows, train_floor = fl["train_rows"]
     val_rows, val_floor = fl["val_rows"]
     flag = "" if variant == "default" else f" --variant {variant}"
+    tail_section = ""
+    if "tail" in fl:
+        predictions, tail_floor, (cut_count, cut_floor), (whole_count, whole_floor) = fl["tail"]
+        tail_section = f"""
+
+## The validation tail, read in windows that start anywhere
+
+`scripts/main_job.sh` scores the corpus's last {TAIL_SYMBOLS:,} symbols with `mini-gpt eval --text-file`,
+whose windows of {BLOCK_SIZE} targets start at 0, {BLOCK_SIZE}, {2 * BLOCK_SIZE}, ... of the text ({predictions // BLOCK_SIZE:,} windows,
+{predictions:,} predictions); most begin mid-story, as a generation past `block_size` sees its
+context. A target after the window's first newline is in a story the window shows from its
+start: its floor is its own figure above. A target in the story the window begins inside of
+can be predicted only from what the window shows of it. The window's first symbol is a
+uniformly random symbol of an endless stream of stories, so every offset of every story is
+equally likely, weighted by the story's probability, and
+
+    p(next | shown) = R(shown + next) / R(shown),  R(x) = sum over stories S and offsets o of P(S) [S[o:] begins with x]
+
+which the script computes exactly (`cut_story_nll`: the story's kind, which two facts are
+asked in which order, then names, colours and verbs drawn without replacement and objects
+with). An answer whose fact was cut off costs ln of the options the window leaves open, and
+a window's first symbols do not know where in a story they stand. Over the tail:
+
+**validation tail floor = {tail_floor:.6f} nats per prediction** (the validation story rows: {val_floor:.6f}):
+{cut_count:,} predictions in the stories the windows begin inside of, at {cut_floor:.6f}, and {whole_count:,} in
+stories shown from their start, at {whole_floor:.6f} (these hold each story's first symbols, where
+its facts are drawn, more often than a story row does: a window ends before their answers).
+
+`floors.json` records both floors, each with the SHA-256 of the bytes it holds for (the
+corpus, the tail's UTF-8 text) and the block_size and val_fraction it assumes: `mini-gpt train`
+prints the validation rows' floor beside its val loss, and `mini-gpt eval --text-file` the
+tail's beside its loss, only when the corpus and the text are these very bytes."""
     if variant == "default":
         grammar = """Each story is one of two kinds, drawn with equal chance (its first symbol tells which):
 3 facts, then 2 questions about 2 of them, each answered by restating its fact in full.
@@ -412,8 +583,9 @@ such rows is their mean (`row_floor` in the script). With `data.val_fraction` {V
 | training split | {train_rows:,} | {train_floor:.6f} |
 
 The validation loss of a run is the mean over `eval_batches x batch_size` rows drawn from
-the {val_rows:,}, so it estimates the first figure with a sampling error of a few thousandths. Random
-64-symbol windows (`data.row_start: "random"`) lose their story's start and have no such exact floor.
+the {val_rows:,}, so it estimates the first figure with a sampling error of a few thousandths
+(`data.random_row_fraction` mixes windows that start anywhere into the training batches only;
+validation rows stay story rows).{tail_section}
 
 ## probe.jsonl
 
@@ -465,19 +637,21 @@ def main():
     for item in probe:
         if len(item["prompt"]) > BLOCK_SIZE or item["answer"] not in symbols:
             raise script_io.ScriptError("a probe item does not fit the corpus", 1)
-    fl = floors(corpus, nll)
+    fl = floors(corpus, nll, args.variant)
 
     try:
         os.makedirs(args.out, exist_ok=True)
     except OSError as e:
         raise script_io.ScriptError(f"cannot create --out folder {script_io.quoted(args.out)}: {e.strerror}", 1)
     write_text(os.path.join(args.out, "corpus.txt"), corpus)
+    write_text(os.path.join(args.out, "floors.json"), floor_record(corpus.encode("utf-8"), corpus, fl))
     write_text(os.path.join(args.out, "probe.jsonl"), probe_lines(probe))
     write_text(os.path.join(args.out, "README.md"), readme(args.variant, args.out, corpus, symbols, fl, probe))
     print(f"corpus.txt: {len(corpus)} symbols, {len(symbols)} distinct, {corpus.count(chr(10))} stories")
     print(f"probe.jsonl: {len(probe)} items")
     print(f"entropy floor: {fl['corpus']:.6f} nats per symbol ({fl['nats']:.1f} nats); "
-          f"validation story rows {fl['val_rows'][1]:.6f}, training story rows {fl['train_rows'][1]:.6f}")
+          f"validation story rows {fl['val_rows'][1]:.6f}, training story rows {fl['train_rows'][1]:.6f}"
+          + (f"; the validation tail in eval's windows {fl['tail'][1]:.6f}" if "tail" in fl else ""))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-// The shipped corpus (data/corpus.txt, data/probe.jsonl): its size and 79 symbols, that
+// The shipped corpus (data/corpus.txt, data/probe.jsonl, data/floors.json): its size and 79 symbols, that
 // scripts/make_corpus.py reproduces it byte for byte, that every story fits one training
 // row, and that every question really has one right answer, read from the one fact it asks
 // about. The answers are re-derived here by a second implementation: a parser of the story
@@ -230,7 +230,7 @@ TEST(CorpusGenerator, ReproducesCorpusAndProbeSetByteForByte) {
   const std::string command = *python + " \"" + (kSourceDir / "scripts" / "make_corpus.py").string() +
                               "\" --out \"" + out.string() + "\" > /dev/null";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
-  for (const char* name : {"corpus.txt", "probe.jsonl", "README.md"}) {
+  for (const char* name : {"corpus.txt", "probe.jsonl", "README.md", "floors.json"}) {
     const std::string generated = read_bytes(out / name);
     const std::string shipped = read_bytes(kSourceDir / "data" / name);
     EXPECT_FALSE(generated.empty()) << name;

@@ -106,6 +106,107 @@ TEST(StoryRows, ConfigKeyAcceptsRandomAndStoryOnly) {
   EXPECT_EQ(config.data.row_start, "story") << "a rejected override leaves the config as it was";
 }
 
+// data.random_row_fraction: the first rows of every batch start at a story's start, the
+// last anywhere_rows anywhere (the windows a generation past block_size reads).
+TEST(StoryRows, MixedBatchesDrawTheirLastRowsAnywhere) {
+  std::vector<int64_t> story_starts;
+  const std::vector<int32_t> split = stories_split(&story_starts);
+  const int64_t T = 8, B = 8, anywhere = 3, n = static_cast<int64_t>(split.size());
+  BatchSampler sampler(split, T, B, 11, RowStart::after(0, anywhere));
+  EXPECT_EQ(sampler.row_count(), static_cast<int64_t>(story_starts.size()) - 1) << "the last story does not fit";
+  std::vector<int32_t> inputs(B * T), targets(B * T);
+  int story_rows = 0, mid_story_rows = 0;
+  for (int draw = 0; draw < 200; ++draw) {
+    sampler.next(inputs, targets);
+    for (int64_t b = 0; b < B; ++b) {
+      // Each row is a window of the split: find a start s whose T + 1 ids it holds.
+      std::vector<int64_t> starts;
+      for (int64_t s = 0; s + T + 1 <= n; ++s)
+        if (std::equal(split.begin() + s, split.begin() + s + T, inputs.begin() + b * T) &&
+            std::equal(split.begin() + s + 1, split.begin() + s + T + 1, targets.begin() + b * T))
+          starts.push_back(s);
+      ASSERT_FALSE(starts.empty()) << "row " << b << " is no window of the split";
+      if (b < B - anywhere) {
+        EXPECT_EQ(inputs[b * T], 1) << "a story row starts with its story's first symbol";
+        ++story_rows;
+      } else if (inputs[b * T] != 1) {
+        ++mid_story_rows;
+      }
+    }
+  }
+  EXPECT_EQ(story_rows, 200 * (B - anywhere));
+  // A uniform start falls on a story's first symbol 40 times in 227 positions: the other
+  // 600 * 187/227 = 494 rows (expected) start mid-story.
+  EXPECT_GT(mid_story_rows, 420);
+  EXPECT_LT(mid_story_rows, 570);
+
+  // anywhere_rows >= batch_size: every row anywhere; the default, 0: every row a story row.
+  BatchSampler all(split, T, B, 11, RowStart::after(0, B + 5));
+  BatchSampler none(split, T, B, 11, RowStart::after(0));
+  int all_mid = 0;
+  for (int draw = 0; draw < 20; ++draw) {
+    all.next(inputs, targets);
+    for (int64_t b = 0; b < B; ++b) all_mid += inputs[b * T] != 1;
+    none.next(inputs, targets);
+    for (int64_t b = 0; b < B; ++b) EXPECT_EQ(inputs[b * T], 1);
+  }
+  EXPECT_GT(all_mid, 100) << "of 160 rows drawn anywhere, about 132 start mid-story";
+}
+
+// data.random_rows_from_step: the train loop sets the mixed rows per step; before that step
+// every row is a story row.
+TEST(StoryRows, AnywhereRowsCanBeSwitchedOnLater) {
+  std::vector<int64_t> story_starts;
+  const std::vector<int32_t> split = stories_split(&story_starts);
+  const int64_t T = 8, B = 8;
+  BatchSampler sampler(split, T, B, 11, RowStart::after(0, 4));
+  std::vector<int32_t> inputs(B * T), targets(B * T);
+  sampler.set_anywhere_rows(0);
+  for (int draw = 0; draw < 20; ++draw) {
+    sampler.next(inputs, targets);
+    for (int64_t b = 0; b < B; ++b) EXPECT_EQ(inputs[b * T], 1) << "story rows only";
+  }
+  sampler.set_anywhere_rows(4);
+  int mid_story = 0;
+  for (int draw = 0; draw < 50; ++draw) {
+    sampler.next(inputs, targets);
+    for (int64_t b = 0; b < B; ++b) {
+      if (b < B - 4) EXPECT_EQ(inputs[b * T], 1);
+      else mid_story += inputs[b * T] != 1;
+    }
+  }
+  EXPECT_GT(mid_story, 130) << "of 200 rows drawn anywhere, about 165 start mid-story";
+  BatchSampler anywhere(split, T, B, 11);
+  anywhere.set_anywhere_rows(0);  // no story starts listed: every row stays a window anywhere
+  int anywhere_mid = 0;
+  for (int draw = 0; draw < 20; ++draw) {
+    anywhere.next(inputs, targets);
+    for (int64_t b = 0; b < B; ++b) anywhere_mid += inputs[b * T] != 1;
+  }
+  EXPECT_GT(anywhere_mid, 100);
+
+  Config config = load_config(test::source_dir() / "configs" / "tiny.json");
+  EXPECT_EQ(config.data.random_rows_from_step, 0);
+  apply_override(config, "data.random_rows_from_step=7000");
+  EXPECT_EQ(config_to_json(config)["data"]["random_rows_from_step"], 7000);
+  const std::string error = input_error_of([&] { apply_override(config, "data.random_rows_from_step=-1"); });
+  EXPECT_NE(error.find("data.random_rows_from_step must be in [0, "), std::string::npos) << error;
+}
+
+TEST(StoryRows, RandomRowFractionIsAShareOfStoryBatchesOnly) {
+  Config config = load_config(test::source_dir() / "configs" / "tiny.json");
+  EXPECT_EQ(config.data.random_row_fraction, 0.0);
+  EXPECT_EQ(input_error_of([&] { apply_override(config, "data.random_row_fraction=0.25"); }),
+            "--set data.random_row_fraction=0.25: data.random_row_fraction must be 0 unless data.row_start is "
+            "\"story\" (\"random\" rows all start anywhere), found 0.25");
+  apply_overrides(config, {"data.row_start=story", "data.random_row_fraction=0.25"}, "tiny.json");
+  EXPECT_EQ(config.data.random_row_fraction, 0.25);
+  EXPECT_EQ(config_to_json(config)["data"]["random_row_fraction"], 0.25);
+  const std::string error = input_error_of([&] { apply_override(config, "data.random_row_fraction=1.5"); });
+  EXPECT_NE(error.find("data.random_row_fraction must be in [0, 1], found 1.5"), std::string::npos) << error;
+  EXPECT_EQ(config.data.random_row_fraction, 0.25) << "a rejected override leaves the config as it was";
+}
+
 // ---------------------------------------------------------------- probe accuracy per kind
 
 // head.weight = 0 makes every logit 0: the arg-max is id 0 ('a') for every prompt.

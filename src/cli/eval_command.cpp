@@ -10,12 +10,15 @@
 #include "cli/commands.h"
 #include "data/probe.h"
 #include "data/text_file.h"
+#include "io/floor_record.h"
 #include "jobs/evaluate.h"
 #include "jobs/head_ablation.h"
 #include "jobs/model_store.h"
 #include "core/error.h"
 
 namespace mg::cli {
+
+namespace fs = std::filesystem;
 
 namespace {
 struct EvalOptions {
@@ -64,9 +67,21 @@ Run add_eval_command(CLI::App& app) {
       std::snprintf(field, sizeof field, "\"loss\": %.9g", result.loss);
       json_fields.push_back(field);
       json_fields.push_back("\"predictions\": " + std::to_string(result.predictions));
-      if (!options->json)
+      // The text's entropy floor when make_corpus.py recorded it beside the model's corpus.
+      const std::optional<FloorRecord::Text> floor =
+          known_text_floor(loaded.config.data.path, read_file_bytes(options->text_file, "--text-file"),
+                           loaded.model.config().block_size);
+      if (floor) {
+        std::snprintf(field, sizeof field, "\"floor\": %.9g", floor->floor);
+        json_fields.push_back(field);
+      }
+      if (!options->json) {
         std::printf("loss %.6f nats/symbol over %lld predictions\n", result.loss,
                     static_cast<long long>(result.predictions));
+        if (floor)
+          std::printf("floor %.6f nats/symbol (+%.6f): %s, recorded in %s\n", floor->floor, result.loss - floor->floor,
+                      floor->about.c_str(), (fs::path(loaded.config.data.path).parent_path() / kFloorRecordName).c_str());
+      }
     }
     if (!options->probe.empty()) {
       const std::vector<ProbeItem> probes = load_probe_set(options->probe);

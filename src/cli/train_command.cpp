@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "dist/communicator.h"
 #include "io/config.h"
+#include "io/floor_record.h"
 #include "jobs/head_logging.h"
 #include "jobs/train.h"
 #include "core/error.h"
@@ -240,6 +241,11 @@ Run add_train_command(CLI::App& app) {
                                              : config.train.out_dir);
     else std::signal(SIGTERM, on_sigint);
 
+    // The validation rows' entropy floor, when make_corpus.py recorded it for this very
+    // corpus and split (io/floor_record.h): how far the loss is from the best possible.
+    // Read before training, so a malformed record is refused before any work.
+    std::optional<double> floor;
+    if (world.rank() == 0) floor = known_validation_floor(config);
     TrainResult result = train(request);
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
@@ -254,8 +260,13 @@ Run add_train_command(CLI::App& app) {
     }
     std::printf("trained %lld steps in %s (%.0f tokens/s)\n", static_cast<long long>(result.step),
                 format_duration(result.elapsed_s).c_str(), result.tokens_per_s);
-    if (result.final_val_loss) std::printf("final val loss %.4f\n", *result.final_val_loss);
-    if (result.best_val_loss) std::printf("best val loss %.4f\n", *result.best_val_loss);
+    auto print_val = [&floor](const char* what, double loss) {
+      if (floor.has_value())
+        std::printf("%s val loss %.4f (floor %.4f, +%.4f)\n", what, loss, floor.value(), loss - floor.value());
+      else std::printf("%s val loss %.4f\n", what, loss);
+    };
+    if (result.final_val_loss) print_val("final", *result.final_val_loss);
+    if (result.best_val_loss) print_val("best", *result.best_val_loss);
     if (result.probe_accuracy) {
       std::printf("probe accuracy %.4f", *result.probe_accuracy);
       const char* separator = " (";

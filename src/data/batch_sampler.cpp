@@ -26,12 +26,14 @@ BatchSampler::BatchSampler(std::span<const int32_t> split, int64_t block_size, i
 
 BatchSampler::BatchSampler(TokenIds split, int64_t block_size, int64_t batch_size, uint64_t seed,
                            RowStart row_start)
-    : split_(std::move(split)), block_size_(block_size), batch_size_(batch_size), rng_(seed) {
+    : split_(std::move(split)), block_size_(block_size), batch_size_(batch_size), story_rows_(0), rng_(seed) {
   MG_CHECK(block_size > 0 && batch_size > 0, "batch sampler needs positive block_size and batch_size");
+  MG_CHECK(row_start.anywhere_rows >= 0, "batch sampler needs anywhere_rows >= 0");
   if (split_.size() < block_size + 1)
     throw InputError("a split of " + std::to_string(split_.size()) + " symbols is shorter than block_size + 1 = " +
                      std::to_string(block_size + 1));
   if (row_start.after_id < 0) return;
+  story_rows_ = batch_size - std::min(batch_size, row_start.anywhere_rows);
   // Starts p in [1, n - T - 1] right after a separator. Position 0 is left out: a split
   // (the validation tail) may begin mid-story, and nothing before it says otherwise.
   const int64_t last = split_.size() - block_size - 1;
@@ -43,6 +45,11 @@ BatchSampler::BatchSampler(TokenIds split, int64_t block_size, int64_t batch_siz
                      std::to_string(block_size + 1) + " symbols");
 }
 
+void BatchSampler::set_anywhere_rows(int64_t rows) {
+  MG_CHECK(rows >= 0, "batch sampler needs anywhere_rows >= 0");
+  if (!starts_.empty()) story_rows_ = batch_size_ - std::min(batch_size_, rows);
+}
+
 int64_t BatchSampler::row_count() const {
   return starts_.empty() ? split_.size() - block_size_ : static_cast<int64_t>(starts_.size());
 }
@@ -52,11 +59,12 @@ void BatchSampler::next(std::span<int32_t> inputs, std::span<int32_t> targets) {
   MG_CHECK(static_cast<int64_t>(inputs.size()) == B * T && static_cast<int64_t>(targets.size()) == B * T,
            "batch buffers must hold batch_size * block_size = " + std::to_string(B * T) + " ids");
   // Anywhere: starts 0 .. n - T - 1 inclusive, n - T of them, each leaving room for T + 1
-  // ids. After a separator: one of starts_.
-  const auto rows = static_cast<uint64_t>(row_count());
+  // ids. After a separator: one of starts_ (the first story_rows_ rows of a batch).
+  const auto windows = static_cast<uint64_t>(split_.size() - T);
   for (int64_t b = 0; b < B; ++b) {
-    const auto drawn = static_cast<int64_t>(rng_.uniform_int(rows));
-    const int64_t start = starts_.empty() ? drawn : starts_[static_cast<size_t>(drawn)];  // window [start, start + T]
+    const bool story = b < story_rows_;
+    const auto drawn = static_cast<int64_t>(rng_.uniform_int(story ? starts_.size() : windows));
+    const int64_t start = story ? starts_[static_cast<size_t>(drawn)] : drawn;  // window [start, start + T]
     split_.copy_to(start, inputs.subspan(static_cast<size_t>(b * T), static_cast<size_t>(T)));
     split_.copy_to(start + 1, targets.subspan(static_cast<size_t>(b * T), static_cast<size_t>(T)));
   }

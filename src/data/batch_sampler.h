@@ -4,7 +4,9 @@
 // target is the symbol that followed. A window starts uniformly either anywhere in
 // [0, n - block_size - 1] (RowStart::anywhere, the default) or at one of the positions
 // right after a separator id, a story's start (RowStart::after, `data.row_start: "story"`):
-// then no row begins mid-story, and a row's floor is exact (data/README.md).
+// then no row begins mid-story, and a row's floor is exact (data/README.md). A story
+// sampler may also draw a fixed number of each batch's rows anywhere (`data.random_row_fraction`),
+// so the model learns to read windows that begin mid-story too.
 // The sampler owns its Rng, whose state a checkpoint saves, so a resumed run draws the
 // very windows the uninterrupted run would have drawn.
 #pragma once
@@ -22,8 +24,11 @@ namespace mg {
 // Where a row may start.
 struct RowStart {
   int32_t after_id = -1;  // -1: anywhere; else only right after an occurrence of this id
+  // With after_id >= 0: the last `anywhere_rows` rows of every batch start anywhere
+  // (capped at batch_size).
+  int64_t anywhere_rows = 0;
   static RowStart anywhere() { return {}; }
-  static RowStart after(int32_t separator_id) { return {separator_id}; }
+  static RowStart after(int32_t separator_id, int64_t anywhere_rows = 0) { return {separator_id, anywhere_rows}; }
   bool operator==(const RowStart&) const = default;
 };
 
@@ -47,9 +52,13 @@ class BatchSampler {
   std::string state() const { return rng_.state_string(); }
   void restore(const std::string& state) { rng_.set_state_string(state); }
 
+  // With RowStart::after: from the next batch on, its last ROWS rows (capped at batch_size)
+  // start anywhere (a curriculum: train.cpp switches the mix on at a step).
+  void set_anywhere_rows(int64_t rows);
+
   int64_t batch_size() const { return batch_size_; }
   int64_t block_size() const { return block_size_; }
-  // How many different rows can be drawn.
+  // How many different story rows can be drawn (with RowStart::anywhere, windows).
   int64_t row_count() const;
 
  private:
@@ -57,6 +66,7 @@ class BatchSampler {
   int64_t block_size_;          // T
   int64_t batch_size_;          // B
   std::vector<int64_t> starts_;  // with RowStart::after: the allowed starts, ascending
+  int64_t story_rows_;           // rows of a batch drawn from starts_ (the rest anywhere)
   Rng rng_;
 };
 

@@ -57,6 +57,8 @@ void for_each_key(ConfigT& c, Visit&& visit) {
   visit("data", "val_fraction", c.data.val_fraction);
   visit("data", "probe_path", c.data.probe_path);
   visit("data", "row_start", c.data.row_start);
+  visit("data", "random_row_fraction", c.data.random_row_fraction);
+  visit("data", "random_rows_from_step", c.data.random_rows_from_step);
 }
 
 bool is_path_key(const std::string& section, const std::string& key) {
@@ -269,6 +271,12 @@ void validate_config(const Config& c) {
           "in (0, 1)");
   require(c.data.row_start == "random" || c.data.row_start == "story", "data.row_start", c.data.row_start,
           "\"random\" (any symbol) or \"story\" (right after a newline)");
+  require(c.data.random_row_fraction >= 0 && c.data.random_row_fraction <= 1, "data.random_row_fraction",
+          c.data.random_row_fraction, "in [0, 1]");
+  require(c.data.random_row_fraction == 0 || c.data.row_start == "story", "data.random_row_fraction",
+          c.data.random_row_fraction, "0 unless data.row_start is \"story\" (\"random\" rows all start anywhere)");
+  require(c.data.random_rows_from_step >= 0 && c.data.random_rows_from_step <= kMaxStepCount,
+          "data.random_rows_from_step", c.data.random_rows_from_step, "in [0, " + std::to_string(kMaxStepCount) + "]");
   validate_strings(c);
 }
 

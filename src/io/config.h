@@ -41,6 +41,14 @@ struct DataConfig {
   // Where a training or validation row starts: "random" (any symbol) or "story" (right
   // after a newline, so a row holds one story from its start: data/README.md).
   std::string row_start = "random";
+  // With row_start "story": the share of every training batch's rows (rounded to whole
+  // rows) that start anywhere instead, so the model also reads windows that begin
+  // mid-story (validation rows stay story rows, whose floor is exact).
+  double random_row_fraction = 0.0;
+  // The first training step whose batches hold those rows: before it every row is a story
+  // row (a curriculum: the look-ups form on whole stories, then the model learns to read
+  // windows that begin mid-story).
+  int64_t random_rows_from_step = 0;
 };
 
 struct Config {

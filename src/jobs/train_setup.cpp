@@ -77,6 +77,13 @@ RowStart resolve_row_start(const DataConfig& data, const Vocab& vocab) {
   return RowStart::after(*newline);
 }
 
+RowStart training_row_start(RowStart validation, const Config& config) {
+  if (validation.after_id >= 0)
+    validation.anywhere_rows =
+        std::llround(config.data.random_row_fraction * static_cast<double>(config.train.batch_size));
+  return validation;
+}
+
 void resume_training(const fs::path& checkpoint, const Config& config, const Vocab& vocab, const fs::path& run_dir,
                      TrainingState& state) {
   const std::string origin = checkpoint.string();

@@ -19,8 +19,13 @@ namespace mg {
 // directory exists.
 Corpus load_training_corpus(Config& config, const TrainRequest& request, const Communicator& comm);
 
-// data.row_start as the samplers' RowStart: "story" rows start right after a newline.
+// data.row_start as the validation sampler's RowStart: "story" rows start right after a
+// newline.
 RowStart resolve_row_start(const DataConfig& data, const Vocab& vocab);
+
+// The training sampler's: VALIDATION's, with data.random_row_fraction of each batch's rows
+// drawn anywhere.
+RowStart training_row_start(RowStart validation, const Config& config);
 
 // Continues STATE from CHECKPOINT (rank 0): the weights, the AdamW moments and step, the
 // sampler and dropout states and the best validation loss, after checking that its model

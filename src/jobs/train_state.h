@@ -27,6 +27,7 @@ struct TrainingState {
         optimizer(model.parameters(),
                   {config.train.beta1, config.train.beta2, config.train.eps, config.train.weight_decay}),
         sampler(train_ids, config.model.block_size, config.train.batch_size, config.train.seed, row_start),
+        anywhere_rows(row_start.anywhere_rows),
         dropout_rng(config.train.seed ^ 0xd409u) {}
   TrainingState(const TrainingState&) = delete;
   TrainingState& operator=(const TrainingState&) = delete;
@@ -34,6 +35,7 @@ struct TrainingState {
   Gpt model;
   AdamW optimizer;
   BatchSampler sampler;  // draws the global batch, on every rank alike
+  const int64_t anywhere_rows;  // rows of a batch drawn anywhere from data.random_rows_from_step on
   Rng dropout_rng;
   int64_t step = 0;                // steps completed
   std::optional<double> best_val;  // the lowest validation loss so far

@@ -31,6 +31,9 @@ TrainingStep::Figures TrainingStep::take(const std::atomic<bool>* stop_requested
   const double lr = learning_rate(state_.step, tc.lr, tc.min_lr, tc.warmup_steps, tc.max_steps);
   {
     ProfileScope scope(OpFamily::data);
+    // data.random_rows_from_step: story rows only before it (a function of the step, so a
+    // resumed run draws as the uninterrupted one).
+    state_.sampler.set_anywhere_rows(state_.step >= config_.data.random_rows_from_step ? state_.anywhere_rows : 0);
     state_.sampler.next(inputs_, targets_);
   }
   state_.model.parameters().zero_grad();
