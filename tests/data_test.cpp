@@ -16,22 +16,13 @@
 #include "data/utf8.h"
 #include "data/vocab.h"
 #include "core/error.h"
+#include "error_support.h"
 
 namespace mg {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The message of the InputError that FN throws, or "" when it throws none.
-template <typename Fn>
-std::string input_error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::input_error_of;
 
 // A fresh folder per test, removed afterwards.
 class TempDir {

@@ -13,24 +13,17 @@
 #include "io/floor_record.h"
 #include "io/sha256.h"
 #include "test_support.h"
+#include "error_support.h"
 
 namespace mg {
 namespace {
 
 namespace fs = std::filesystem;
+using test::input_error_of;
 
 void write(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
-}
-
-std::string input_error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(FloorRecord, TheShippedRecordHoldsForTheShippedCorpusAndItsTail) {

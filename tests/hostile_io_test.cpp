@@ -23,21 +23,13 @@
 #include "data/json_limits.h"
 #include "spec/parameter_shapes.h"
 #include "core/error.h"
+#include "error_support.h"
 
 namespace mg {
 namespace {
 
 namespace fs = std::filesystem;
-
-template <class F>
-std::string input_error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::input_error_of;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 

@@ -23,21 +23,14 @@
 #include "config_support.h"
 #include "model_support.h"
 #include "test_support.h"
+#include "error_support.h"
 
 namespace mg {
 namespace {
 
 namespace fs = std::filesystem;
+using test::input_error_of;
 using nlohmann::json;
-
-std::string input_error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // ---------------------------------------------------------------- story rows
 
