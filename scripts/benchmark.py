@@ -63,6 +63,8 @@ import subprocess
 import sys
 import tempfile
 
+import script_io
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
 # Removed from the PyTorch side's and the peak's environment (never from mini-gpt's).
@@ -85,7 +87,7 @@ def run(cmd, env=None):
         err.seek(0)
         stdout, stderr = out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
     if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"benchmark: error: {' '.join(cmd)} failed:\n{stderr.strip()}")
+        raise script_io.ScriptError(f"{' '.join(cmd)} failed: {stderr.strip()[-300:]}", 1)
     return stdout, stderr, usage.ru_maxrss / 1024.0
 
 
@@ -93,7 +95,7 @@ def last_json(text):
     for line in reversed(text.strip().splitlines()):
         if line.startswith("{"):
             return json.loads(line)
-    raise SystemExit(f"benchmark: error: no JSON line in output:\n{text}")
+    raise script_io.ScriptError(f"no JSON line in output: {text[-300:]}", 1)
 
 
 def torch_available():
@@ -296,7 +298,7 @@ def spread(values):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_io.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--train-steps", type=int, default=100, help="timed steps per training measurement")
@@ -316,7 +318,7 @@ def main():
                         help="mini-gpt's Google Benchmark binary, for oneDNN's share of the sgemm peak")
     args = parser.parse_args()
     if not os.path.exists(args.binary):
-        raise SystemExit(f"benchmark: error: {args.binary} not found; run scripts/build.sh first")
+        raise script_io.ScriptError(f"{args.binary} not found; run scripts/build.sh first", 2)
     with_torch = torch_available() and os.path.exists(args.reference)
     if not with_torch:
         print("benchmark: PyTorch side skipped (/usr/bin/python3 cannot import torch, or no reference at "
@@ -485,4 +487,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    script_io.run_main("benchmark", main)

@@ -13,6 +13,8 @@ import os
 import re
 import sys
 
+import script_io
+
 # layer -> the layers its files may include (besides its own)
 ALLOWED = {
     "core": set(),
@@ -65,4 +67,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    script_io.run_main("check_layers", main)

@@ -18,6 +18,8 @@ import argparse
 import math
 import struct
 
+import script_io
+
 T_MIN, T_MAX = 1.0 / (1.0 + 9.0 / 2.0), 1.0
 CENTRE = (T_MIN + T_MAX) / 2
 
@@ -63,7 +65,7 @@ def horner_f32(coefficients, s):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_io.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--degree", type=int, default=8)
     args = parser.parse_args()
     coefficients = chebyshev_interpolant(args.degree)
@@ -76,4 +78,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    script_io.run_main("fit_gelu_tail", main)
