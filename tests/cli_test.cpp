@@ -7,6 +7,7 @@
 
 #include "io/checkpoint.h"
 #include "kernels/cpu_variant.h"
+#include "kernels/runtime.h"
 #include "test_support.h"
 
 namespace mg {
@@ -127,6 +128,30 @@ TEST_F(CliTest, DivergingRunStopsWithExitOneAndKeepsTheLastGoodCheckpoint) {
     for (const auto& [name, t] : latest.tensors)
       for (float v : t.span()) ASSERT_TRUE(std::isfinite(v)) << name;
   }
+}
+
+// libgomp's waiting policy is read as it loads: with neither OMP_WAIT_POLICY nor
+// GOMP_SPINCOUNT set, mini-gpt starts again with kGompSpinCount (OMP_DISPLAY_ENV=verbose
+// makes libgomp print what it read); a user's setting is left alone.
+TEST_F(CliTest, ShortSpinUnlessTheUserChoseAWaitPolicy) {
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  const std::string saved = policy ? policy : "";
+  ASSERT_EQ(::unsetenv("OMP_WAIT_POLICY"), 0);
+  ASSERT_EQ(::setenv("OMP_DISPLAY_ENV", "verbose", 1), 0);
+  const auto ours = run_mini_gpt({"--version"}, dir_);
+  ASSERT_EQ(::setenv("GOMP_SPINCOUNT", "77", 1), 0);
+  const auto users = run_mini_gpt({"--version"}, dir_);
+  ::unsetenv("GOMP_SPINCOUNT");
+  ::unsetenv("OMP_DISPLAY_ENV");
+  if (policy) ::setenv("OMP_WAIT_POLICY", saved.c_str(), 1);
+  ASSERT_EQ(ours.status, 0) << ours.err;
+  ASSERT_EQ(users.status, 0) << users.err;
+  // The first image prints libgomp's default, the second mini-gpt's; the last one counts.
+  const std::string ours_line = std::string("GOMP_SPINCOUNT = '") + kGompSpinCount + "'";
+  EXPECT_NE(ours.err.rfind(ours_line), std::string::npos) << ours.err;
+  EXPECT_GT(ours.err.rfind(ours_line), ours.err.rfind("GOMP_SPINCOUNT = '300000'") + 1) << ours.err;
+  EXPECT_NE(users.err.find("GOMP_SPINCOUNT = '77'"), std::string::npos) << users.err;
+  EXPECT_EQ(users.err.find(ours_line), std::string::npos) << users.err;
 }
 
 // OPENBLAS_CORETYPE=Prescott stands for OpenBLAS's fallback on a CPU newer than itself:

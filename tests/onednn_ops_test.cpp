@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "kernels/gelu.h"
+#include "kernels/gemm.h"
 #include "kernels/layernorm.h"
 #include "kernels/onednn_ops.h"
+#include "kernels/parallel.h"
 #include "kernels/runtime.h"
 #include "kernels/softmax.h"
 #include "core/random.h"
@@ -224,9 +226,11 @@ TEST(OnednnOpsCache, HundredCallsOnOneShapeCreateOnePrimitivePerKernel) {
 
 // As the GEMMs' (gemm_test.cpp): a primitive runs on the threads it was created for, so a
 // new thread count makes a new one, and the old count finds its own again.
-TEST(OnednnOpsCache, EachThreadCountHasItsOwnPrimitive) {
+// Layer norm and GELU over ROWS x D, at 1 thread, then 2, then 1 again: the primitives
+// created at each change.
+std::vector<size_t> primitives_created_per_count_change(int64_t rows, int64_t D) {
   const int threads_before = num_threads();
-  const int64_t rows = 5, D = 23, n = rows * D;
+  const int64_t n = rows * D;
   Rng rng(11);
   std::vector<float> x = uniform(rng, n, -1.0, 1.0), weight(D, 1.0f), bias(D, 0.0f), out(n), mean(rows), rstd(rows);
   auto run = [&] {
@@ -234,16 +238,65 @@ TEST(OnednnOpsCache, EachThreadCountHasItsOwnPrimitive) {
                              1e-5f);
     gelu_forward_onednn(out.data(), x.data(), n);
   };
-  set_num_threads(1);
-  run();
-  const size_t after_one = onednn_cached_primitive_count();
-  set_num_threads(2);
-  run();
-  EXPECT_EQ(onednn_cached_primitive_count(), after_one + 2);
-  set_num_threads(1);
-  run();
-  EXPECT_EQ(onednn_cached_primitive_count(), after_one + 2);
+  std::vector<size_t> created;
+  for (int threads : {1, 2, 1}) {
+    set_num_threads(threads);
+    const size_t before = onednn_cached_primitive_count();
+    run();
+    created.push_back(onednn_cached_primitive_count() - before);
+  }
   set_num_threads(threads_before);
+  return created;
+}
+
+TEST(OnednnOpsCache, EachThreadCountHasItsOwnPrimitive) {
+  const int64_t rows = 300, D = 123;  // 36,900 elements: over kParallelWork, so threaded
+  ASSERT_GT(rows * D, kParallelWork);
+  EXPECT_EQ(primitives_created_per_count_change(rows, D), (std::vector<size_t>{2, 2, 0}));
+}
+
+TEST(OnednnOpsCache, WorkBelowTheThresholdRunsOnOneThreadAtAnyCount) {
+  const int64_t rows = 7, D = 19;  // 133 elements: one thread's primitive serves every count
+  EXPECT_EQ(primitives_created_per_count_change(rows, D), (std::vector<size_t>{2, 0, 0}));
+}
+
+}  // namespace
+}  // namespace mg
+
+namespace mg {
+namespace {
+
+// gemm() (the dispatch, not gemm_onednn alone) at 1 thread, then 2, then 1 again on an
+// M x N x K product: the primitives created at each change.
+std::vector<size_t> gemm_primitives_per_count_change(int64_t M, int64_t N, int64_t K) {
+  const int threads_before = num_threads();
+  const GemmBackend backend_before = gemm_backend();
+  set_gemm_backend(GemmBackend::onednn);
+  std::vector<float> a(M * K, 0.5f), b(K * N, 0.25f), c(M * N);
+  GemmArgs g;
+  g.M = M, g.N = N, g.K = K, g.A = a.data(), g.lda = K, g.B = b.data(), g.ldb = N, g.C = c.data(), g.ldc = N;
+  std::vector<size_t> created;
+  for (int threads : {1, 2, 1}) {
+    set_num_threads(threads);
+    const size_t before = onednn_cached_primitive_count();
+    gemm(g);
+    created.push_back(onednn_cached_primitive_count() - before);
+    EXPECT_EQ(c[0], 0.125f * static_cast<float>(K));
+  }
+  set_num_threads(threads_before);
+  set_gemm_backend(backend_before);
+  return created;
+}
+
+TEST(GemmThreads, AProductOverTheThresholdRunsOnTheThreadsInForce) {
+  ASSERT_GE(2.0 * 256 * 256 * 129, kParallelFlops);
+  EXPECT_EQ(gemm_primitives_per_count_change(256, 256, 129), (std::vector<size_t>{1, 1, 0}));
+}
+
+TEST(GemmThreads, AProductUnderTheThresholdRunsOnOneThreadAtAnyCount) {
+  // One forward of the default model over 64 symbols: its largest product, the MLP's.
+  ASSERT_LT(2.0 * 64 * 256 * 64, kParallelFlops);
+  EXPECT_EQ(gemm_primitives_per_count_change(64, 256, 65), (std::vector<size_t>{1, 0, 0}));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <new>
@@ -44,8 +45,12 @@ std::string kernels_description() {
          "; MINI_GPT_KERNELS chooses)";
 }
 
+// sample, eval and inspect-heads are short: left to choose (--threads 0), they use the
+// cores that no other task is running on as they start, since a team of threads with a
+// member on a busy core waits for it at every barrier (training measures instead:
+// jobs/train_threads.h).
 void ComputeOptions::apply() const {
-  set_num_threads(threads);
+  set_num_threads(threads != 0 ? threads : std::min(default_num_threads(), free_cores()));
   set_gemm_backend(backend.empty() ? default_gemm_backend() : parse_gemm_backend(backend));
   warn_if_openblas_runs_old_kernels();
 }
@@ -62,6 +67,16 @@ void warn_if_openblas_runs_old_kernels() {
 }
 
 namespace {
+
+// libgomp takes its waiting policy from the environment once, when it loads, before
+// main: so when the user chose none, main sets mini-gpt's (kernels/runtime.h) and starts
+// this program again in place, once (the new image finds GOMP_SPINCOUNT set). If exec
+// fails, the run goes on under libgomp's default.
+void start_again_with_short_spin(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;
+  if (::setenv("GOMP_SPINCOUNT", mg::kGompSpinCount, 1) != 0) return;
+  ::execv("/proc/self/exe", argv);
+}
 
 // Seconds a collective may wait for the other ranks before the job is declared broken.
 constexpr double kDefaultMpiTimeoutS = 600.0;
@@ -137,6 +152,7 @@ int run(int argc, char** argv);
 
 int main(int argc, char** argv) {
   using namespace mg::cli;
+  start_again_with_short_spin(argv);
   hold_standard_descriptors();
   std::optional<mg::DistributedSession> session;
   try {

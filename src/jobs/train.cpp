@@ -22,6 +22,8 @@
 #include "jobs/train_setup.h"
 #include "jobs/train_state.h"
 #include "jobs/train_step.h"
+#include "jobs/train_threads.h"
+#include "kernels/runtime.h"
 
 namespace mg {
 namespace {
@@ -76,6 +78,9 @@ class TrainingRun {
       metrics_.emplace(run_dir_ / "metrics.jsonl");
     }
     step_.emplace(config_, state_, comm_, share_, run_dir_ / "latest.safetensors");
+    // A count the user gave, ranks (each holds its share of the cores) and a profile
+    // (its figures per op would mix two counts) keep their count.
+    if (config_.train.threads == 0 && !distributed_ && !request.profile) threads_.emplace(num_threads());
     first_step_ = state_.step;
     result_.run_dir = run_dir_;
     start_ = Clock::now();
@@ -101,9 +106,13 @@ class TrainingRun {
     // a profile of a longer run leaves it out.
     if (state_.step == first_step_ + 1 && tc.max_steps - first_step_ > 1) profile_clear();
     profile_resume();
+    const int threads = threads_ ? threads_->threads_for_next_step() : num_threads();
+    if (threads != num_threads()) set_num_threads(threads);
     const auto step_start = Clock::now();
     const TrainingStep::Figures figures = step_->take(request_.stop_requested);
-    training_s_ += std::chrono::duration<double>(Clock::now() - step_start).count();
+    const double step_s = std::chrono::duration<double>(Clock::now() - step_start).count();
+    training_s_ += step_s;
+    if (threads_) threads_->record(step_s);
     profile_count_step();
     profile_pause();
 
@@ -115,6 +124,7 @@ class TrainingRun {
     progress.grad_norm = figures.grad_norm;
     progress.elapsed_s = elapsed_s();
     progress.tokens_per_s = tokens_per_s();
+    progress.threads = threads;
     return progress;
   }
 
@@ -149,7 +159,8 @@ class TrainingRun {
     if (!writer_) return;
     nlohmann::json line = {{"step", progress.step},         {"lr", progress.lr},
                            {"loss", progress.loss},         {"grad_norm", progress.grad_norm},
-                           {"tokens_per_s", progress.tokens_per_s}, {"elapsed_s", progress.elapsed_s}};
+                           {"tokens_per_s", progress.tokens_per_s}, {"elapsed_s", progress.elapsed_s},
+                           {"threads", progress.threads}};
     if (progress.val_loss) line["val_loss"] = *progress.val_loss;
     if (progress.probe_accuracy) line["probe_accuracy"] = *progress.probe_accuracy;
     if (!progress.probe_accuracy_by_kind.empty()) {
@@ -205,6 +216,7 @@ class TrainingRun {
   TrainingState state_;                  // model, optimizer, sampler, dropout, step, best val loss
   CheckpointPolicy checkpoints_;
   std::optional<TrainingStep> step_;     // once the state is final (resumed, shared by the ranks)
+  std::optional<StepThreadChooser> threads_;  // with --threads 0 on one process
   int64_t first_step_ = 0;               // the step this process started at
   std::optional<AppendFile> metrics_;    // rank 0: metrics.jsonl
   Clock::time_point start_;

@@ -50,6 +50,7 @@ struct TrainProgress {
   double grad_norm = 0.0;
   double tokens_per_s = 0.0;  // over the steps of this process
   double elapsed_s = 0.0;
+  int threads = 0;            // the threads this step ran on (jobs/train_threads.h)
   std::optional<double> val_loss, probe_accuracy;  // on evaluation steps
   std::vector<std::pair<std::string, double>> probe_accuracy_by_kind;  // (kind, accuracy), probe file order
 };

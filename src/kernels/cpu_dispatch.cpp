@@ -11,6 +11,7 @@
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
 #include "kernels/onednn_ops.h"
+#include "kernels/parallel.h"
 #include "kernels/runtime.h"
 #include "kernels/rope.h"
 #include "kernels/softmax.h"
@@ -158,12 +159,19 @@ void check_attention(const RopeTable* table, const AttentionShape& s) {
   MG_CHECK(!table || (table->head_width == s.d && s.T <= table->positions), "RoPE table does not cover the input");
 }
 
+// Heads split over the threads only when their products are large enough to pay for a
+// team (kernels/parallel.h).
+int attention_threads(const AttentionShape& s) {
+  const double flops = 4.0 * static_cast<double>(s.B * s.H) * static_cast<double>(s.T * s.T) * static_cast<double>(s.d);
+  return flops < kParallelFlops ? 1 : num_threads();
+}
+
 }  // namespace
 
 void causal_attention_forward(float* merged, float* weights, const float* qkv, const RopeTable* table, float scale,
                               const AttentionShape& s) {
   check_attention(table, s);
-  const int threads = num_threads();
+  const int threads = attention_threads(s);
   cpu_kernels().causal_attention_forward(merged, weights, qkv, table ? table->cos_pairs.data() : nullptr,
                                          table ? table->sin_pairs.data() : nullptr, scale, s.B, s.T, s.H, s.d,
                                          attention_scratch(s.T, s.d, threads), threads);
@@ -172,7 +180,7 @@ void causal_attention_forward(float* merged, float* weights, const float* qkv, c
 void causal_attention_backward(float* dqkv, const float* dmerged, const float* qkv, const float* weights,
                                const RopeTable* table, float scale, const AttentionShape& s, bool accumulate) {
   check_attention(table, s);
-  const int threads = num_threads();
+  const int threads = attention_threads(s);
   cpu_kernels().causal_attention_backward(dqkv, dmerged, qkv, weights, table ? table->cos_pairs.data() : nullptr,
                                           table ? table->sin_pairs.data() : nullptr, scale, s.B, s.T, s.H, s.d,
                                           accumulate, attention_scratch(s.T, s.d, threads), threads);

@@ -11,6 +11,7 @@
 #include <bit>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <limits>
 #include <string>
 #include <unordered_map>
@@ -19,6 +20,7 @@
 #include "oneapi/dnnl/dnnl.hpp"
 #include "core/error.h"
 #include "kernels/elementwise.h"
+#include "kernels/parallel.h"
 
 namespace mg {
 
@@ -104,6 +106,8 @@ void layernorm_forward_onednn(float* out, float* mean, float* rstd, const float*
   auto flags = dnnl::normalization_flags::none;
   if (weight) flags |= dnnl::normalization_flags::use_scale;
   if (bias) flags |= dnnl::normalization_flags::use_shift;
+  std::optional<OneThreadScope> small;
+  if (rows * D <= kParallelWork) small.emplace();
   std::lock_guard<std::mutex> lock(onednn_detail::mutex());
   CachedOp& op = cached({int64_t(Op::layernorm_fwd), rows, D, std::bit_cast<uint32_t>(eps), int64_t(flags)}, [&] {
     memory::desc data({rows, D}, f32, Tag::ab), stat({rows}, f32, Tag::a), param({D}, f32, Tag::a);
@@ -130,6 +134,8 @@ void layernorm_forward_onednn(float* out, float* mean, float* rstd, const float*
 
 void gelu_forward_onednn(float* out, const float* x, int64_t n) {
   if (n == 0) return;
+  std::optional<OneThreadScope> small;
+  if (n <= kParallelWork) small.emplace();
   std::lock_guard<std::mutex> lock(onednn_detail::mutex());
   CachedOp& op = cached({int64_t(Op::gelu_fwd), n, 0, 0, 0}, [&] {
     memory::desc data({n}, f32, Tag::a);
@@ -146,6 +152,8 @@ void gelu_forward_onednn(float* out, const float* x, int64_t n) {
 // when overwriting, or else into scratch that is then added into dx.
 void gelu_backward_onednn(float* dx, const float* dout, const float* x, int64_t n, bool accumulate) {
   if (n == 0) return;
+  std::optional<OneThreadScope> small;
+  if (n <= kParallelWork) small.emplace();
   std::lock_guard<std::mutex> lock(onednn_detail::mutex());
   CachedOp& op = cached({int64_t(Op::gelu_bwd), n, 0, 0, 0}, [&] {
     memory::desc data({n}, f32, Tag::a);

@@ -3,9 +3,12 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <fstream>
+#include <optional>
 #include <string>
 
 #include "kernels/gemm.h"
+#include "kernels/parallel.h"
 #include "kernels/profile.h"
 #include "core/error.h"
 
@@ -59,12 +62,27 @@ int set_num_threads(int threads) {
   return n;
 }
 
+int free_cores() {
+  // /proc/loadavg's fourth field is "runnable/total" scheduling entities at this instant,
+  // the reader among the runnable.
+  std::ifstream loadavg("/proc/loadavg");
+  double one, five, fifteen;
+  int runnable = 0;
+  char slash;
+  const int cores = std::max(hardware_threads(), 1);
+  if (!(loadavg >> one >> five >> fifteen >> runnable >> slash) || runnable < 1) return cores;
+  return std::clamp(cores - (runnable - 1), 1, cores);
+}
+
 int num_threads() { return g_threads == 0 ? omp_get_max_threads() : g_threads; }
 
 void gemm(const GemmArgs& args) {
   ProfileScope scope(OpFamily::gemm);
-  profile_add_gemm_flops(2.0 * static_cast<double>(args.M) * static_cast<double>(args.N) *
-                         static_cast<double>(args.K) * static_cast<double>(args.batch));
+  const double flops = 2.0 * static_cast<double>(args.M) * static_cast<double>(args.N) *
+                       static_cast<double>(args.K) * static_cast<double>(args.batch);
+  profile_add_gemm_flops(flops);
+  std::optional<OneThreadScope> small;
+  if (flops < kParallelFlops) small.emplace();
   switch (g_backend) {
     case GemmBackend::reference: return gemm_reference(args);
     case GemmBackend::openblas: return gemm_openblas(args);

@@ -26,5 +26,16 @@ int set_num_threads(int threads);
 int default_num_threads();
 int num_threads();
 int hardware_threads();
+// Cores not running another task at this instant (at least 1; all of them when the
+// kernel does not say): what a short command can use without waiting on a busy one.
+int free_cores();
+
+// How long a thread of libgomp's pool spins at a barrier before it sleeps, when the user
+// set neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT (libgomp's own default, 300,000 spins,
+// is milliseconds: on a busy machine the spinning holds a core that the team's preempted
+// member needs, and training ran at a fifth of its speed beside one busy process).
+// Measured in docs/performance.md ("Busy machines"). libgomp reads it once, as it loads:
+// the command line sets it and starts the program again (cli/main.cpp).
+inline constexpr const char* kGompSpinCount = "3000";
 
 }  // namespace mg
