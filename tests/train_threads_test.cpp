@@ -11,7 +11,7 @@ namespace mg {
 namespace {
 
 using Chooser = StepThreadChooser;
-constexpr int kTrialSteps = 2 * (Chooser::kSettleSteps + Chooser::kTimedSteps);
+constexpr int kSettle = Chooser::kSettleSteps, kTimed = Chooser::kTimedSteps;
 
 // Runs STEPS steps, each taking seconds_of(step, threads); returns each step's count.
 std::vector<int> run_steps(Chooser& chooser, int steps, const std::function<double(int, int)>& seconds_of) {
@@ -24,40 +24,62 @@ std::vector<int> run_steps(Chooser& chooser, int steps, const std::function<doub
   return counts;
 }
 
+// The counts of steps [from, to).
+std::vector<int> slice(const std::vector<int>& counts, int from, int to) {
+  return std::vector<int>(counts.begin() + from, counts.begin() + to);
+}
+
 TEST(StepThreadChooser, OneThreadHasNothingToChoose) {
   Chooser chooser(1);
   for (int threads : run_steps(chooser, 500, [](int, int) { return 1.0; })) EXPECT_EQ(threads, 1);
-  EXPECT_EQ(chooser.choices_made(), 0);
+  EXPECT_EQ(chooser.trials(), 0);
 }
 
-TEST(StepThreadChooser, QuietMachineKeepsAllThreadsAfterOneTrial) {
+TEST(StepThreadChooser, QuietMachineGivesUpOnOneThreadAfterItsFirstTimedStep) {
   Chooser chooser(2);
   const auto counts = run_steps(chooser, 100, [](int, int t) { return t == 2 ? 1.0 : 1.9; });
-  // Settling steps on all threads, the trial (all threads, then one), then all threads.
-  const int trial_start = Chooser::kSettleSteps;
-  for (int s = 0; s < trial_start + Chooser::kSettleSteps + Chooser::kTimedSteps; ++s) EXPECT_EQ(counts[s], 2) << s;
-  for (int s = trial_start + kTrialSteps / 2; s < trial_start + kTrialSteps; ++s) EXPECT_EQ(counts[s], 1) << s;
-  for (int s = trial_start + kTrialSteps; s < 100; ++s) EXPECT_EQ(counts[s], 2) << s;
+  // Settling and the chosen count's timed steps on both threads; one untimed and one timed
+  // step on one thread (1.9 > kHopeless x 1.0); then both threads.
+  const int trial_end = kSettle + kTimed + 2;
+  EXPECT_EQ(slice(counts, 0, kSettle + kTimed), std::vector<int>(kSettle + kTimed, 2));
+  EXPECT_EQ(slice(counts, kSettle + kTimed, trial_end), std::vector<int>(2, 1));
+  EXPECT_EQ(slice(counts, trial_end, 100), std::vector<int>(100 - trial_end, 2));
   EXPECT_EQ(chooser.choice(), 2);
-  EXPECT_EQ(chooser.choices_made(), 1);
+  EXPECT_EQ(chooser.trials(), 1);
 }
 
-TEST(StepThreadChooser, ConfirmedChoicesAreCheckedLessOften) {
+TEST(StepThreadChooser, OneThreadSlightlySlowerIsTimedInFullAndNotChosen) {
+  Chooser chooser(2);
+  const auto counts = run_steps(chooser, 100, [](int, int t) { return t == 2 ? 1.0 : 1.2; });
+  const int trial_end = kSettle + kTimed + 1 + kTimed;
+  EXPECT_EQ(slice(counts, kSettle + kTimed, trial_end), std::vector<int>(1 + kTimed, 1));
+  EXPECT_EQ(counts[trial_end], 2);
+  EXPECT_EQ(chooser.choice(), 2);
+}
+
+TEST(StepThreadChooser, KeptChoicesAreCheckedLessOften) {
   Chooser chooser(2);
   const auto counts = run_steps(chooser, 20000, [](int, int t) { return t == 2 ? 1.0 : 1.9; });
   int one_thread_steps = 0;
   for (int threads : counts) one_thread_steps += threads == 1;
-  // Gaps of 100, 200, 400, 800, then 1,600 steps: five trials in the first 1,562 steps
-  // (2 settling, 5 x 12 trial steps, 1,500 between), then one per 1,612: 16 in 20,000.
-  EXPECT_EQ(chooser.choices_made(), 16);
-  EXPECT_EQ(one_thread_steps, 16 * kTrialSteps / 2);
+  // The first trial ends at step 8; then gaps of 100, 200, 400 and 800 steps, each before
+  // a 6-step trial (1,532 steps in all), then one per 1,606 steps: 16 trials in 20,000.
+  EXPECT_EQ(chooser.trials(), 16);
+  EXPECT_EQ(one_thread_steps, 16 * 2);
 }
 
-TEST(StepThreadChooser, BusyMachineRunsOnOneThread) {
+TEST(StepThreadChooser, BusyMachineRunsOnOneThreadAndTriesBothThreadsBriefly) {
   Chooser chooser(2);
-  const auto counts = run_steps(chooser, 100, [](int, int t) { return t == 2 ? 3.0 : 1.0; });
-  for (int s = Chooser::kSettleSteps + kTrialSteps; s < 100; ++s) EXPECT_EQ(counts[s], 1) << s;
+  const auto counts = run_steps(chooser, 300, [](int, int t) { return t == 2 ? 3.0 : 1.0; });
+  const int chosen_from = kSettle + kTimed + 1 + kTimed;
+  int both_threads_later = 0;
+  for (int s = chosen_from; s < 300; ++s) both_threads_later += counts[s] == 2;
+  // One more trial, 100 steps after the first (the next comes 200 after it): one untimed
+  // and one hopeless step on two threads.
+  EXPECT_EQ(counts[chosen_from], 1);
+  EXPECT_EQ(both_threads_later, 2);
   EXPECT_EQ(chooser.choice(), 1);
+  EXPECT_EQ(chooser.trials(), 2);
 }
 
 TEST(StepThreadChooser, SmallGainsDoNotFlipTheChoice) {
@@ -71,21 +93,23 @@ TEST(StepThreadChooser, SmallGainsDoNotFlipTheChoice) {
 
 TEST(StepThreadChooser, SlowerStepsStartANewTrialAtOnce) {
   Chooser chooser(2);
-  const int busy_from = 40;  // after the first trial chose all threads
-  const auto counts = run_steps(chooser, 80, [&](int s, int t) { return s < busy_from ? (t == 2 ? 1.0 : 1.9) : (t == 2 ? 3.0 : 1.9); });
+  const int busy_from = 40;  // after the first trial kept both threads
+  const auto counts = run_steps(chooser, 80, [&](int s, int t) {
+    return s < busy_from ? (t == 2 ? 1.0 : 1.9) : (t == 2 ? 3.0 : 1.9);
+  });
   EXPECT_EQ(counts[busy_from - 1], 2);
-  // kTimedSteps slow steps, then a trial: all threads, then one; one is chosen.
-  const int trial = busy_from + Chooser::kTimedSteps;
-  EXPECT_EQ(counts[trial - 1], 2);
-  for (int s = trial + kTrialSteps / 2; s < 80; ++s) EXPECT_EQ(counts[s], 1) << s;
+  // Two slow steps make the median of the last four slow: a trial from busy_from + 2.
+  const int trial = busy_from + 2;
+  EXPECT_EQ(slice(counts, trial, trial + kTimed), std::vector<int>(kTimed, 2));
+  EXPECT_EQ(slice(counts, trial + kTimed, 80), std::vector<int>(80 - trial - kTimed, 1));
   EXPECT_EQ(chooser.choice(), 1);
-  EXPECT_EQ(chooser.choices_made(), 2);
+  EXPECT_EQ(chooser.trials(), 2);
 }
 
 TEST(StepThreadChooser, ANoisyStepAloneStartsNoTrial) {
   Chooser chooser(2);
   run_steps(chooser, 60, [](int s, int t) { return s == 40 ? 10.0 : (t == 2 ? 1.0 : 1.9); });
-  EXPECT_EQ(chooser.choices_made(), 1);
+  EXPECT_EQ(chooser.trials(), 1);
 }
 
 }  // namespace

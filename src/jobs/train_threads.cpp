@@ -19,28 +19,33 @@ StepThreadChooser::StepThreadChooser(int all)
 void StepThreadChooser::record(double step_seconds) {
   if (all_ <= 1) return;
   switch (phase_) {
-    case Phase::start:  // a run's first steps create its primitives and fill its pools: not timed
+    case Phase::start:  // a run's first steps create its primitives and fill its pools
       if (++steps_since_trial_ >= kSettleSteps) start_trial();
       return;
-    case Phase::trial:
-      if (++steps_on_candidate_ > kSettleSteps) timed_.push_back(step_seconds);
+    case Phase::chosen:
+      timed_.push_back(step_seconds);
       if (static_cast<int>(timed_.size()) < kTimedSteps) return;
-      trial_median_[candidate_] = median(timed_);
+      chosen_seconds_ = median(timed_);
       timed_.clear();
-      steps_on_candidate_ = 0;
-      if (candidate_ == 0) {
-        candidate_ = 1;
-        running_ = 1;
+      phase_ = Phase::other;
+      running_ = other();
+      untimed_left_ = 1;
+      return;
+    case Phase::other:
+      if (untimed_left_ > 0) {
+        --untimed_left_;
         return;
       }
-      finish_trial();
+      timed_.push_back(step_seconds);
+      if (step_seconds > kHopeless * chosen_seconds_) return end_trial(false);
+      if (static_cast<int>(timed_.size()) == kTimedSteps) end_trial(median(timed_) < (1.0 - kMargin) * chosen_seconds_);
       return;
     case Phase::run: {
       ++steps_since_trial_;
       recent_.push_back(step_seconds);
       if (static_cast<int>(recent_.size()) > kTimedSteps) recent_.erase(recent_.begin());
-      const double measured = trial_median_[chosen_ == all_ ? 0 : 1];
-      const bool slowed = static_cast<int>(recent_.size()) == kTimedSteps && median(recent_) > kSlowdown * measured;
+      const bool slowed =
+          static_cast<int>(recent_.size()) == kTimedSteps && median(recent_) > kSlowdown * chosen_seconds_;
       if (slowed) gap_ = kFirstGap;  // the machine changed: look again soon after, too
       if (slowed || steps_since_trial_ >= gap_) start_trial();
       return;
@@ -49,23 +54,24 @@ void StepThreadChooser::record(double step_seconds) {
 }
 
 void StepThreadChooser::start_trial() {
-  phase_ = Phase::trial;
-  candidate_ = 0;
-  running_ = all_;
-  steps_on_candidate_ = 0;
+  phase_ = Phase::chosen;
+  running_ = chosen_;
   timed_.clear();
   recent_.clear();
 }
 
-void StepThreadChooser::finish_trial() {
-  const int previous = chosen_;
-  chosen_ = trial_median_[1] < (1.0 - kMargin) * trial_median_[0] ? 1 : all_;
-  // A choice confirmed is looked at less often; a changed one soon again.
-  gap_ = choices_ > 0 && chosen_ == previous ? std::min(2 * gap_, kLongestGap) : kFirstGap;
-  ++choices_;
+void StepThreadChooser::end_trial(bool switch_to_other) {
+  if (switch_to_other) {
+    chosen_ = other();
+    chosen_seconds_ = median(timed_);
+  }
+  // A choice kept is looked at less often; a new one soon again.
+  gap_ = trials_ > 0 && !switch_to_other ? std::min(2 * gap_, kLongestGap) : kFirstGap;
+  ++trials_;
   running_ = chosen_;
   phase_ = Phase::run;
   steps_since_trial_ = 0;
+  timed_.clear();
 }
 
 }  // namespace mg

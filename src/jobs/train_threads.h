@@ -8,7 +8,6 @@
 // in one order); a given --threads N is.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -24,39 +23,41 @@ class StepThreadChooser {
   // After it: its time, in seconds.
   void record(double step_seconds);
 
-  // The counts the run has measured and chosen so far, for the record.
-  int choices_made() const { return choices_; }
   int choice() const { return chosen_; }
+  int trials() const { return trials_; }
 
-  // Steps a trial runs per candidate before timing it (the first steps on a new count
-  // create its GEMM primitives), the steps it times, and the steps between trials: the
-  // first gap, doubled each time a trial confirms the choice, up to the last.
+  // A trial times kTimedSteps steps on the chosen count, then on the other (after one
+  // untimed step: a count's first steps create its GEMM primitives), and switches when
+  // the other is kMargin faster (noise must not flip a quiet run). It gives up on the
+  // other at its first step kHopeless times slower, since on a busy machine each such
+  // step costs several. Trials come kFirstGap steps apart, the gap doubled each time a
+  // trial keeps the choice, up to kLongestGap; steps kSlowdown slower than the chosen
+  // count measured start one at once. The run's first kSettleSteps steps are not timed.
   static constexpr int kSettleSteps = 2;
   static constexpr int kTimedSteps = 4;
   static constexpr int64_t kFirstGap = 100;
   static constexpr int64_t kLongestGap = 1600;
-  // One thread must be this much faster to be chosen (noise must not flip a quiet run);
-  // steps this much slower than the trial measured start a new trial early.
   static constexpr double kMargin = 0.10;
+  static constexpr double kHopeless = 1.5;
   static constexpr double kSlowdown = 1.30;
 
  private:
-  enum class Phase { start, trial, run };
+  enum class Phase { start, chosen, other, run };
+  int other() const { return chosen_ == all_ ? 1 : all_; }
   void start_trial();
-  void finish_trial();
+  void end_trial(bool switch_to_other);
 
   const int all_;
   Phase phase_;
-  int running_;            // the count the next step runs on
-  int chosen_;             // the count the last trial chose
-  int candidate_ = 0;      // in a trial: 0 all threads, 1 one thread
-  int steps_on_candidate_ = 0;
+  int running_;          // the count the next step runs on
+  int chosen_;           // the count the last trial chose
+  int untimed_left_ = 0;
   std::vector<double> timed_;
-  std::array<double, 2> trial_median_{};  // seconds per step of all threads, one thread
+  double chosen_seconds_ = 0.0;  // per step on the chosen count, as the last trial measured
   int64_t gap_ = kFirstGap;
   int64_t steps_since_trial_ = 0;
-  std::vector<double> recent_;  // the last kTimedSteps steps' times, in a run phase
-  int choices_ = 0;
+  std::vector<double> recent_;  // the last kTimedSteps steps' times, between trials
+  int trials_ = 0;
 };
 
 }  // namespace mg
