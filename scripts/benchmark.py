@@ -6,6 +6,8 @@
     python3 scripts/benchmark.py --only-sampling      # the sampling rows alone, no training or profiles
     # a quick check that it runs end to end (its figures mean nothing):
     python3 scripts/benchmark.py --rounds 1 --train-steps 5 --warmup 2 --sample-tokens 8 --profile-steps 3 --reference-steps 1
+    python3 scripts/benchmark.py --busy 2 --rounds 2   # on a busy machine: scripts/benchmark_busy.py
+    python3 scripts/benchmark.py --nanogpt PATH --text FILE   # against nanoGPT: scripts/benchmark_nanogpt.py
 
 Each round runs, one after the other: mini-gpt training on configs/default.json shapes
 (batch 32, T 64); train-bench of the PyTorch reference, scripts/torch_reference.py, on the
@@ -78,10 +80,10 @@ def fair_env(**extra):
     return env
 
 
-def run(cmd, env=None):
+def run(cmd, env=None, cwd=ROOT):
     """Runs cmd; returns (stdout, stderr, peak RSS in MB)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=ROOT)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)
         out.seek(0)
         err.seek(0)
@@ -273,28 +275,106 @@ def train_profile(args, backend, steps, out_dir):
     return families, step_ms, float(gflops.group(1)), float(gflops.group(2))
 
 
-def timed_rate(metrics_path, first, last):
-    """Tokens/s of steps first+1..last of a run, from metrics.jsonl: each line's tokens_per_s
-    is the run's tokens so far over its summed step times, so those times are recovered."""
+def timed_rate(metrics_path, first, last, config_path=os.path.join(ROOT, "configs", "default.json")):
+    """Tokens/s of steps first+1..last of a run of config_path, from metrics.jsonl: each line's
+    tokens_per_s is the run's tokens so far over its summed step times, so those times are recovered."""
     lines = {}
     with open(metrics_path, encoding="utf-8") as f:
         for line in f:
             record = json.loads(line)
             lines[record["step"]] = record
-    with open(os.path.join(ROOT, "configs", "default.json"), encoding="utf-8") as f:
+    with open(config_path, encoding="utf-8") as f:
         config = json.load(f)
     tokens_per_step = config["train"]["batch_size"] * config["model"]["block_size"]
     step_time = {s: s * tokens_per_step / lines[s]["tokens_per_s"] for s in (first, last) if s > 0}
     return (last - first) * tokens_per_step / (step_time[last] - step_time.get(first, 0.0))
 
 
-def spread_1(values):
-    return f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f})"
+def train_command(args, threads):
+    """mini-gpt training on configs/default.json at `threads` (0: its default), no evaluations."""
+    return [args.binary, "train", "--config", "configs/default.json", "--threads", str(threads),
+            "--set", "train.eval_interval=1000000", "--set", "data.probe_path=\"\""]
+
+
+def ours_train(args, threads, out_dir):
+    """mini-gpt's training tokens/s over the timed steps (after args.warmup) and its peak RSS in MB."""
+    _, _, rss = run(train_command(args, threads) + ["--out", out_dir, "--max-steps",
+                                                    str(args.warmup + args.train_steps)])
+    return timed_rate(os.path.join(out_dir, "metrics.jsonl"), args.warmup, args.warmup + args.train_steps), rss
+
+
+def torch_train(args, threads, env):
+    """The reference's train-bench on configs/default.json at `threads`, in `env` (the fair
+    environment): (tokens/s, {OpenBLAS cores}, peak RSS in MB)."""
+    stdout, _, rss = run(["/usr/bin/python3", args.reference, "train-bench", "--config",
+                          os.path.join(ROOT, "configs", "default.json"), "--steps", str(args.train_steps),
+                          "--warmup", str(args.warmup), "--threads", str(threads), "--blas", "openblas-openmp"],
+                         env=env)
+    bench = last_json(stdout)
+    return bench["tokens_per_s"], set(bench.get("openblas_core", {}).values()), rss
+
+
+def cpu_line():
+    """The CPU as /proc/cpuinfo names it: model, family/model, logical CPUs, and the vector flags
+    that decide the kernels."""
+    info = {}
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                info.setdefault(key.strip(), value.strip())
+    except OSError:
+        return "CPU: unknown (/proc/cpuinfo unreadable)"
+    wanted = ("avx2", "fma", "avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_vnni", "avx512_bf16",
+              "amx_bf16", "amx_tile")
+    flags = [f for f in wanted if f in cpu_flags()]
+    return (f"CPU: {info.get('model name', 'unknown')} (family {info.get('cpu family', '?')}, model "
+            f"{info.get('model', '?')}), {os.cpu_count()} logical CPUs; flags: {' '.join(flags) or 'no AVX2'}")
+
+
+def source_commit():
+    """The commit of the tree the benchmark runs from (and the binary, if built from it)."""
+    try:
+        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "unknown (no git)"
+    return (head or "unknown (not a git checkout)") + (" with uncommitted changes" if dirty else "")
+
+
+def spread_1(values, digits=1):
+    return f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
 
 
 def spread(values):
     med = statistics.median(values)
     return f"{med:,.0f} ({min(values):,.0f}-{max(values):,.0f})"
+
+
+def print_machine(kernels, openblas_core, openblas_trials, torch_cores,
+                  torch_label="PyTorch (train-bench --blas openblas-openmp)"):
+    """The CPU, the commit, and which kernels ran on each side (torch_cores None: no PyTorch side)."""
+    print(f"\n{cpu_line()}\nmini-gpt source: commit {source_commit()}")
+    removed = ", ".join(f"{k}={os.environ[k]}" for k in UNFAIR_VARS if k in os.environ) or "neither was set"
+    print(f"kernels that ran ({', '.join(UNFAIR_VARS)} removed for the PyTorch side and the peak: {removed}):")
+    if openblas_trials:
+        print("- OpenBLAS kernel choice for the PyTorch side and the peak (numpy sgemm, GFLOP/s): "
+              + "; ".join(f"{label}: " + (f"{max(g.values()):.1f} (core {', '.join(note)})" if g else f"failed: {note}")
+                          for label, g, note in openblas_trials)
+              + f"; chosen: {('OPENBLAS_CORETYPE=' + openblas_core) if openblas_core else 'its own pick'}")
+    print(f"- mini-gpt: own kernels {kernels['variant']}; oneDNN {kernels['onednn_version']} ISA "
+          f"{kernels['onednn_isa']}; its OpenBLAS ({kernels['openblas_lib']}, environment as is) "
+          f"core {kernels['openblas_core']}")
+    if torch_cores is not None:
+        print(f"- {torch_label}: OpenBLAS core {', '.join(sorted(torch_cores)) or 'unknown'}")
+
+
+def ratio_spread(numerators, denominators):
+    """The median (min-max) of the rounds' ratios, round by round."""
+    pairs = [x / y for x, y in zip(numerators, denominators)]
+    return f"{statistics.median(pairs):.2f}x ({min(pairs):.2f}-{max(pairs):.2f})"
 
 
 def main():
@@ -316,13 +396,37 @@ def main():
     parser.add_argument("--kernels-bench", default=os.path.join(ROOT, "build", "tests", "bench",
                                                                 "mini-gpt-kernels-bench"),
                         help="mini-gpt's Google Benchmark binary, for oneDNN's share of the sgemm peak")
+    busy = parser.add_argument_group("the busy-machine table (scripts/benchmark_busy.py)")
+    busy.add_argument("--busy", type=script_io.int_in(1, 64), metavar="N",
+                      help="instead of the rows above: training tokens/s and small commands' wall times, quiet "
+                           "and with 1..N busy single-threaded processes")
+    busy.add_argument("--checkpoint", help="the model of the small commands (default: the one --busy trains)")
+    nano = parser.add_argument_group("nanoGPT's CPU recipe side by side (scripts/benchmark_nanogpt.py)")
+    nano.add_argument("--nanogpt", metavar="PATH", help="a nanoGPT checkout (never written to): run its README "
+                      "CPU recipe and configs/shakespeare.json for its wall time, at --threads each")
+    nano.add_argument("--text", metavar="FILE", help="tinyshakespeare's input.txt, for --nanogpt")
+    nano.add_argument("--nanogpt-iters", type=script_io.int_in(1, 1000000), default=2000,
+                      help="nanoGPT's max_iters (default 2000, the recipe's; fewer only for a smoke test)")
     args = parser.parse_args()
+    if args.busy is not None and args.nanogpt is not None:
+        raise script_io.ScriptError("--busy and --nanogpt are two different runs; give one", 2)
+    if (args.checkpoint is not None) and args.busy is None:
+        raise script_io.ScriptError("--checkpoint is for --busy's small commands", 2)
+    if (args.text is not None) != (args.nanogpt is not None):
+        raise script_io.ScriptError("--nanogpt PATH and --text FILE go together", 2)
+    args.binary = os.path.abspath(args.binary)  # the commands run in ROOT
     if not os.path.exists(args.binary):
         raise script_io.ScriptError(f"{args.binary} not found; run scripts/build.sh first", 2)
+    if args.nanogpt is not None:
+        import benchmark_nanogpt
+        return benchmark_nanogpt.compare(args)
     with_torch = torch_available() and os.path.exists(args.reference)
     if not with_torch:
         print("benchmark: PyTorch side skipped (/usr/bin/python3 cannot import torch, or no reference at "
               f"{args.reference})")
+    if args.busy is not None:
+        import benchmark_busy
+        return benchmark_busy.busy_table(args, with_torch)
     ref_config = os.path.join(ROOT, "configs", "default.json")  # the config mini-gpt trains on below
 
     work = tempfile.mkdtemp(prefix="mini-gpt-bench-")
@@ -338,10 +442,8 @@ def main():
                                "torch_sample_kv", "torch_sample", "torch_long_kv", "peak", "peak_parts")}
     with_peak = not (args.no_profile or args.only_sampling)
     mflop_per_token = 1.41
-    train_cmd = [args.binary, "train", "--config", "configs/default.json", "--threads", t,
-                 "--set", "train.eval_interval=1000000", "--set", "data.probe_path=\"\""]
     if args.only_sampling:
-        run(train_cmd + ["--out", os.path.join(work, "checkpoint"), "--max-steps", "5"])
+        run(train_command(args, args.threads) + ["--out", os.path.join(work, "checkpoint"), "--max-steps", "5"])
         os.replace(os.path.join(work, "checkpoint", "latest.safetensors"), ckpt)
 
     def ours_sample(extra):
@@ -360,9 +462,8 @@ def main():
     for r in range(args.rounds):
         if not args.only_sampling:
             out_dir = os.path.join(work, f"run{r}")
-            stdout, _, rss = run(train_cmd + ["--out", out_dir, "--max-steps", str(args.warmup + args.train_steps)])
-            results["ours_train"].append(timed_rate(os.path.join(out_dir, "metrics.jsonl"), args.warmup,
-                                                    args.warmup + args.train_steps))
+            rate, rss = ours_train(args, args.threads, out_dir)
+            results["ours_train"].append(rate)
             results["ours_train_rss"].append(rss)
             if with_peak:  # the machine's peak at this moment, for this round's share of it
                 peak_now, parts = machine_peak(args, openblas_core)
@@ -379,12 +480,9 @@ def main():
         results["ours_long_shift"].append(ours_sample(["--max-new-tokens", str(args.long_tokens), "--context-shift"])[0])
         if with_torch:
             if not args.only_sampling:
-                stdout, _, rss = run(["/usr/bin/python3", args.reference, "train-bench", "--config", ref_config,
-                                      "--steps", str(args.train_steps), "--warmup", str(args.warmup),
-                                      "--threads", t, "--blas", "openblas-openmp"], env=torch_env)
-                bench = last_json(stdout)
-                results["torch_train"].append(bench["tokens_per_s"])
-                torch_cores.update(bench.get("openblas_core", {}).values())
+                rate, cores, rss = torch_train(args, args.threads, torch_env)
+                results["torch_train"].append(rate)
+                torch_cores.update(cores)
                 results["torch_train_rss"].append(rss)
             results["torch_sample_kv"].append(torch_sample(args.sample_tokens * 8, True))
             results["torch_sample"].append(torch_sample(args.sample_tokens * 8, False))
@@ -401,8 +499,7 @@ def main():
                   + (f", PyTorch {results['torch_train'][-1]:,.0f} tok/s" if with_torch else ""), flush=True)
 
     def ratio(a, b):
-        pairs = [x / y for x, y in zip(results[a], results[b])]
-        return f"{statistics.median(pairs):.2f}x ({min(pairs):.2f}-{max(pairs):.2f})"
+        return ratio_spread(results[a], results[b])
 
     print(f"\n{args.rounds} rounds, {args.threads} threads; median (min-max)\n")
     print("| measure | mini-gpt | PyTorch | ratio |")
@@ -429,18 +526,7 @@ def main():
     elif not args.only_sampling:
         print(f"| training peak RSS, MB | {statistics.median(results['ours_train_rss']):.0f} | skipped | - |")
 
-    removed = ", ".join(f"{k}={os.environ[k]}" for k in UNFAIR_VARS if k in os.environ) or "neither was set"
-    print(f"\nkernels that ran ({', '.join(UNFAIR_VARS)} removed for the PyTorch side and the peak: {removed}):")
-    if openblas_trials:
-        print("- OpenBLAS kernel choice for the PyTorch side and the peak (numpy sgemm, GFLOP/s): "
-              + "; ".join(f"{label}: " + (f"{max(g.values()):.1f} (core {', '.join(note)})" if g else f"failed: {note}")
-                          for label, g, note in openblas_trials)
-              + f"; chosen: {('OPENBLAS_CORETYPE=' + openblas_core) if openblas_core else 'its own pick'}")
-    print(f"- mini-gpt: own kernels {kernels['variant']}; oneDNN {kernels['onednn_version']} ISA "
-          f"{kernels['onednn_isa']}; its OpenBLAS ({kernels['openblas_lib']}, environment as is) "
-          f"core {kernels['openblas_core']}")
-    if with_torch:
-        print(f"- PyTorch (train-bench --blas openblas-openmp): OpenBLAS core {', '.join(sorted(torch_cores)) or 'unknown'}")
+    print_machine(kernels, openblas_core, openblas_trials, torch_cores if with_torch else None)
 
     if not with_peak:
         return

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what scripts/torch_reference.py needs (Debian 12's PyTorch and numpy for
-# /usr/bin/python3), and does nothing when both are present. Only the benchmark and
+# /usr/bin/python3), and requests, which nanoGPT's data/shakespeare_char/prepare.py imports
+# (`benchmark.py --nanogpt`); does nothing when all are present. Only the benchmark and
 # the regeneration of tests/fixtures/golden_* need them: the test suite does not.
 # Run as root (or with sudo available).
 set -euo pipefail
 
-packages=(python3-torch python3-numpy)
+packages=(python3-torch python3-numpy python3-requests)
 
 missing=()
 for p in "${packages[@]}"; do
