@@ -1,6 +1,7 @@
 // The op-family profile: off, it records nothing; on, the GEMM FLOPs are the exact sum of
-// 2*M*N*K over the products run, each op charges its own family, nested scopes are
-// charged exclusively (the families add up to the total), and a pause stops the clock.
+// 2*M*N*K over the products run, each kernel's entry point charges its own family, nested
+// scopes are charged exclusively (the families add up to the total), a scope inside a
+// parallel region records nothing, and a pause stops the clock.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -84,6 +85,19 @@ TEST(ProfileTest, ANestedScopePausesItsParent) {
   EXPECT_LE(outer, wall - 0.040 + 1e-6);
   EXPECT_EQ(family(r, OpFamily::attention).calls, 1);
   EXPECT_EQ(family(r, OpFamily::softmax).calls, 1);
+}
+
+// adamw_update_all runs the per-tensor kernels on OpenMP's threads: their entry points'
+// scopes must neither race on the profile nor count, however many threads the region has.
+TEST(ProfileTest, AScopeInsideAParallelRegionRecordsNothing) {
+  set_profiling(true);
+  for (int threads : {1, 2}) {
+#pragma omp parallel num_threads(threads)
+    { ProfileScope scope(OpFamily::optimizer); }
+  }
+  const ProfileReport r = profile_snapshot();
+  set_profiling(false);
+  EXPECT_EQ(family(r, OpFamily::optimizer).calls, 0);
 }
 
 TEST(ProfileTest, PausedScopesAndClearedRecordsAreNotCounted) {

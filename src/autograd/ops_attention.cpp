@@ -13,7 +13,6 @@
 #include "kernels/attention.h"
 #include "kernels/elementwise.h"
 #include "kernels/gemm.h"
-#include "kernels/profile.h"
 #include "kernels/rope.h"
 #include "kernels/softmax.h"
 #include "core/error.h"
@@ -31,12 +30,9 @@ Var qkv_projection(const Var& x, const Var& wq, const Var& wk, const Var& wv) {
 
   // w_packed [3D,D] = [Wq; Wk; Wv], then out [rows,3D] = x w_packed^T in one GEMM.
   Tensor w_packed = Tensor::empty({3 * D, D});
-  {
-    ProfileScope scope(OpFamily::attention);
-    std::memcpy(w_packed.data(), wq.value().data(), sizeof(float) * D * D);
-    std::memcpy(w_packed.data() + D * D, wk.value().data(), sizeof(float) * D * D);
-    std::memcpy(w_packed.data() + 2 * D * D, wv.value().data(), sizeof(float) * D * D);
-  }
+  std::memcpy(w_packed.data(), wq.value().data(), sizeof(float) * D * D);
+  std::memcpy(w_packed.data() + D * D, wk.value().data(), sizeof(float) * D * D);
+  std::memcpy(w_packed.data() + 2 * D * D, wv.value().data(), sizeof(float) * D * D);
   Tensor out = Tensor::empty({B, T, 3 * D});
   matmul_2d(x.value().data(), w_packed.data(), out.data(), rows, 3 * D, D, false, true);
 
@@ -48,7 +44,6 @@ Var qkv_projection(const Var& x, const Var& wq, const Var& wk, const Var& wv) {
     if (!wq.requires_grad() && !wk.requires_grad() && !wv.requires_grad()) return;
     Tensor dw_packed = Tensor::empty({3 * D, D});  // [3D,D] = dout^T [3D,rows] @ x [rows,D]
     matmul_2d(dout.data(), x.value().data(), dw_packed.data(), 3 * D, D, rows, true, false);
-    ProfileScope scope(OpFamily::attention);
     const Var* weights[3] = {&wq, &wk, &wv};
     for (int64_t i = 0; i < 3; ++i) {
       if (!weights[i]->requires_grad()) continue;
@@ -83,7 +78,6 @@ AttentionShape qkv_shape(const char* op, const Var& qkv, int64_t n_head, const R
 
 Var split_qkv_heads(const Var& qkv, int64_t n_head, const RopeTable* rope_table, int64_t position_offset) {
   const AttentionShape s = qkv_shape("split_qkv_heads", qkv, n_head, rope_table, position_offset);
-  ProfileScope scope(OpFamily::attention);
   Tensor out = Tensor::empty({3, s.B, s.H, s.T, s.d});
   relayout_qkv(out.data(), qkv.value().data(), rope_table, s.B, s.T, s.H, s.d, position_offset, true);
 
@@ -92,7 +86,6 @@ Var split_qkv_heads(const Var& qkv, int64_t n_head, const RopeTable* rope_table,
   return make_result(out, {qkv}, [qkv, table, s, position_offset](const Tensor& dout) {
     // The rows back from the heads, q and k rotated back (R(-angle)). relayout_qkv writes
     // every element of the rows, so a gradient that already holds some goes through a copy.
-    ProfileScope scope(OpFamily::attention);
     const GradOut dqkv = qkv.grad_out();
     Tensor rows = dqkv.accumulate ? Tensor::empty(qkv.shape()) : Tensor();
     relayout_qkv(dqkv.accumulate ? rows.data() : dqkv.data, dout.data(), table.positions > 0 ? &table : nullptr,
@@ -111,7 +104,6 @@ Var select(const Var& x, int64_t index) {
   return make_result(view, {x}, [x, index, n](const Tensor& dout) {
     // x[index] receives dout; the other parts of x's gradient are left as they are, so
     // a buffer not yet written starts at zero.
-    ProfileScope scope(OpFamily::attention);
     add_scaled(x.grad_out().for_adding() + index * n, dout.data(), 1.0f, n, true);
   });
 }
@@ -124,14 +116,12 @@ Var split_heads(const Var& x, int64_t n_head) {
     throw ShapeError("split_heads: width D=" + std::to_string(D) + " is not divisible by H=" +
                      std::to_string(n_head) + " heads");
   const int64_t H = n_head, d = D / H;
-  ProfileScope scope(OpFamily::attention);
 
   // x [B,T,D] is [B,T,H,d] in memory; swapping T and H gives [B,H,T,d].
   Tensor out = Tensor::empty({B, H, T, d});
   swap_middle_axes(out.data(), x.value().data(), B, T, H, d, false);
 
   return make_result(out, {x}, [x, B, T, H, d](const Tensor& dout) {
-    ProfileScope scope(OpFamily::attention);
     // A pure re-layout: each coordinate's gradient goes back where the coordinate came from.
     const GradOut dx = x.grad_out();
     swap_middle_axes(dx.data, dout.data(), B, H, T, d, dx.accumulate);
@@ -142,14 +132,12 @@ Var merge_heads(const Var& x) {
   const Shape& s = x.shape();
   if (s.size() != 4) throw ShapeError("merge_heads: expected x [B,H,T,d], found " + shape_str(s));
   const int64_t B = s[0], H = s[1], T = s[2], d = s[3];
-  ProfileScope scope(OpFamily::attention);
 
   // [B,H,T,d] -> [B,T,H,d], which is [B,T,D] in memory with D = H*d.
   Tensor out = Tensor::empty({B, T, H * d});
   swap_middle_axes(out.data(), x.value().data(), B, H, T, d, false);
 
   return make_result(out, {x}, [x, B, T, H, d](const Tensor& dout) {
-    ProfileScope scope(OpFamily::attention);
     const GradOut dx = x.grad_out();
     swap_middle_axes(dx.data, dout.data(), B, T, H, d, dx.accumulate);
   });
@@ -165,7 +153,6 @@ Var rope(const Var& x, const RopeTable& table, int64_t position_offset) {
                      std::to_string(position_offset + T) + " positions, found width " +
                      std::to_string(table.head_width) + " and " + std::to_string(table.positions) + " positions");
   const int64_t rows = T * d == 0 ? 0 : x.value().numel() / (T * d);  // B*H
-  ProfileScope scope(OpFamily::attention);
 
   Tensor out = Tensor::empty(s);
   rope_forward(out.data(), x.value().data(), table, rows, T, d, position_offset);
@@ -174,7 +161,6 @@ Var rope(const Var& x, const RopeTable& table, int64_t position_offset) {
   // not outlive the graph; no copy when nothing will be recorded.
   if (!grad_enabled() || !x.requires_grad()) return make_result(out, {x}, nullptr);
   return make_result(out, {x}, [x, table, rows, T, d, position_offset](const Tensor& dout) {
-    ProfileScope scope(OpFamily::attention);
     const GradOut dx = x.grad_out();
     rope_backward(dx.data, dout.data(), table, rows, T, d, position_offset, dx.accumulate);
   });
@@ -188,14 +174,12 @@ Var causal_softmax(const Var& scores) {
     throw ShapeError("causal_softmax: scores " + shape_str(s) + " have more queries (" + std::to_string(Tq) +
                      ") than keys (" + std::to_string(Tk) + ")");
   const int64_t batch = Tq * Tk == 0 ? 0 : scores.value().numel() / (Tq * Tk);
-  ProfileScope scope(OpFamily::softmax);
 
   Tensor weights = Tensor::empty(s);
   causal_softmax_forward(weights.data(), scores.value().data(), batch, Tq, Tk);
 
   // The backward needs only the weights it produced (see the kernel for the formula).
   return make_result(weights, {scores}, [scores, weights, batch, Tq, Tk](const Tensor& dout) {
-    ProfileScope scope(OpFamily::softmax);
     const GradOut dscores = scores.grad_out();
     causal_softmax_backward(dscores.data, dout.data(), weights.data(), batch, Tq, Tk, 1.0f, dscores.accumulate);
   });
@@ -216,7 +200,6 @@ Var causal_attention_weights(const Var& q, const Var& k, float scale) {
   // weights [batch,Tq,Tk] = scale * q k^T, then softmax row by row in place.
   Tensor weights = Tensor::empty(out_shape);
   {
-    ProfileScope scope(OpFamily::attention);
     GemmArgs g = tight_gemm_args(false, true, Tq, Tk, d, batch);
     g.alpha = scale;
     g.A = q.value().data();
@@ -224,20 +207,13 @@ Var causal_attention_weights(const Var& q, const Var& k, float scale) {
     g.C = weights.data();
     gemm(g);
   }
-  {
-    ProfileScope scope(OpFamily::softmax);
-    causal_softmax_forward(weights.data(), weights.data(), batch, Tq, Tk);
-  }
+  causal_softmax_forward(weights.data(), weights.data(), batch, Tq, Tk);
 
   return make_result(weights, {q, k}, [q, k, weights, batch, Tq, Tk, d, scale](const Tensor& dout) {
     // ds = scale * w * (dw - <w, dw>) is the gradient of the scaled scores' pre-image
     // s = q k^T; then dq = ds k and dk = ds^T q.
     Tensor ds = Tensor::empty(weights.shape());  // [batch,Tq,Tk]
-    {
-      ProfileScope scope(OpFamily::softmax);
-      causal_softmax_backward(ds.data(), dout.data(), weights.data(), batch, Tq, Tk, scale, false);
-    }
-    ProfileScope scope(OpFamily::attention);
+    causal_softmax_backward(ds.data(), dout.data(), weights.data(), batch, Tq, Tk, scale, false);
     // d target [rows,d] (+)= op(ds) @ other, op(ds) = ds [Tq,Tk] or ds^T [Tk,Tq].
     auto ds_product = [&](const Var& target, const Var& other, bool transpose_ds, int64_t rows) {
       if (!target.requires_grad()) return;
@@ -257,11 +233,6 @@ Var causal_attention_weights(const Var& q, const Var& k, float scale) {
 Var causal_attention(const Var& qkv, int64_t n_head, const RopeTable* rope_table, float scale,
                      Tensor* weights_out) {
   const AttentionShape s = qkv_shape("causal_attention", qkv, n_head, rope_table, 0);
-  ProfileScope scope(OpFamily::attention);
-  // Counted as the dense products it replaces (q k^T and w v, T x T each), so a step's FLOPs
-  // are the model's whichever kernel runs (the kernel itself skips the masked blocks).
-  const double dense_product = 2.0 * static_cast<double>(s.B * s.H) * s.T * s.T * s.d;
-  profile_add_attention_flops(2 * dense_product);
   Tensor merged = Tensor::empty({s.B, s.T, s.H * s.d});
   Tensor weights = Tensor::empty({s.B, s.H, s.T, s.T});
   causal_attention_forward(merged.data(), weights.data(), qkv.value().data(), rope_table, scale, s);
@@ -269,9 +240,7 @@ Var causal_attention(const Var& qkv, int64_t n_head, const RopeTable* rope_table
 
   if (!grad_enabled()) return make_result(merged, {qkv}, nullptr);
   RopeTable table = rope_table ? *rope_table : RopeTable{};  // a few kB: the graph may outlive the caller's
-  return make_result(merged, {qkv}, [qkv, weights, table, scale, s, dense_product](const Tensor& dout) {
-    ProfileScope scope(OpFamily::attention);
-    profile_add_attention_flops(4 * dense_product);  // dw, dq, dk, dv
+  return make_result(merged, {qkv}, [qkv, weights, table, scale, s](const Tensor& dout) {
     const GradOut dqkv = qkv.grad_out();
     causal_attention_backward(dqkv.data, dout.data(), qkv.value().data(), weights.data(),
                               table.positions > 0 ? &table : nullptr, scale, s, dqkv.accumulate);

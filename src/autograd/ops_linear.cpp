@@ -9,7 +9,6 @@
 #include "kernels/elementwise.h"
 #include "kernels/gelu.h"
 #include "kernels/gemm.h"
-#include "kernels/profile.h"
 #include "core/error.h"
 
 namespace mg {
@@ -67,7 +66,6 @@ void linear_backward(const Var& x, const Var& weight, const Var& bias, const Ten
 }  // namespace
 
 Var matmul(const Var& a, const Var& b, bool transpose_b) {
-  ProfileScope scope(OpFamily::attention);  // the model's only matmuls are attention's
   const Shape& sa = a.shape();
   const Shape& sb = b.shape();
   const std::string both = "matmul: a " + shape_str(sa) + " and b" + (transpose_b ? "^T " : " ") + shape_str(sb);
@@ -91,7 +89,6 @@ Var matmul(const Var& a, const Var& b, bool transpose_b) {
   batched_gemm(false, transpose_b, batch, M, N, K, a.value().data(), b.value().data(), 0.0f, out.data());
 
   return make_result(out, {a, b}, [a, b, transpose_b, batch, M, N, K](const Tensor& dout) {
-    ProfileScope scope(OpFamily::attention);
     // out = a @ op(b): da = dout @ op(b)^T, d op(b) = a^T @ dout.
     if (a.requires_grad()) {  // da [M,K] (+)= dout [M,N] @ op(b)^T
       const GradOut da = a.grad_out();
@@ -139,7 +136,6 @@ Var linear(const Var& x, const Var& weight, const Var& bias) {
   std::vector<Var> inputs{x, weight};
   if (bias.defined()) inputs.push_back(bias);
   return make_result(out, std::move(inputs), [x, weight, bias, rows, in, out_width](const Tensor& dout) {
-    ProfileScope scope(OpFamily::other);
     linear_backward(x, weight, bias, dout, rows, in, out_width);
   });
 }
@@ -157,7 +153,6 @@ Var linear_residual(const Var& residual, const Var& x, const Var& weight, const 
   if (bias.defined()) inputs.push_back(bias);
   return make_result(out, std::move(inputs),
                      [residual, x, weight, bias, rows, in, out_width](const Tensor& dout) {
-    ProfileScope scope(OpFamily::other);
     linear_backward(x, weight, bias, dout, rows, in, out_width);
     if (residual.requires_grad()) {  // d residual (+)= dout
       const GradOut dresidual = residual.grad_out();
@@ -180,10 +175,7 @@ Var mlp_residual(const Var& residual, const Var& x, const Var& fc_weight, const 
   // GELU'(pre), all the backward needs of it; out = residual + hidden W2^T + b2.
   Tensor slope = linear_forward(x.value(), fc_weight.value(), data_or_null(fc_bias), nullptr, hidden_shape);
   Tensor hidden = Tensor::empty(hidden_shape);
-  {
-    ProfileScope scope(OpFamily::gelu);
-    gelu_forward_with_slope(hidden.data(), slope.data(), slope.data(), slope.numel());
-  }
+  gelu_forward_with_slope(hidden.data(), slope.data(), slope.data(), slope.numel());
   Tensor out = linear_forward(hidden, proj_weight.value(), data_or_null(proj_bias), residual.value().data(), out_shape);
 
   std::vector<Var> inputs{residual, x, fc_weight, proj_weight};
@@ -191,7 +183,6 @@ Var mlp_residual(const Var& residual, const Var& x, const Var& fc_weight, const 
   if (proj_bias.defined()) inputs.push_back(proj_bias);
   return make_result(out, std::move(inputs), [residual, x, fc_weight, fc_bias, proj_weight, proj_bias, slope, hidden,
                                                rows, D, F](const Tensor& dout) {
-    ProfileScope scope(OpFamily::other);
     if (residual.requires_grad()) {  // d residual (+)= dout
       const GradOut dresidual = residual.grad_out();
       add_scaled(dresidual.data, dout.data(), 1.0f, dout.numel(), dresidual.accumulate);
@@ -227,13 +218,11 @@ Var add(const Var& a, const Var& b) {
   const int64_t cols = b.value().numel();
   const int64_t n = a.value().numel();
   const int64_t rows = cols == 0 ? 0 : n / cols;
-  ProfileScope scope(OpFamily::other);
 
   Tensor out = Tensor::empty(sa);
   add_broadcast_rows(out.data(), a.value().data(), b.value().data(), rows, cols);
 
   return make_result(out, {a, b}, [a, b, rows, cols](const Tensor& dout) {
-    ProfileScope scope(OpFamily::other);
     // d(a + b) = dout for a; for a broadcast b, the sum of dout over the rows it was added to.
     if (a.requires_grad()) {
       const GradOut da = a.grad_out();
@@ -247,13 +236,11 @@ Var add(const Var& a, const Var& b) {
 }
 
 Var scale(const Var& x, float factor) {
-  ProfileScope scope(OpFamily::attention);
   const int64_t n = x.value().numel();
   Tensor out = Tensor::empty(x.shape());
   add_scaled(out.data(), x.value().data(), factor, n, false);
 
   return make_result(out, {x}, [x, factor](const Tensor& dout) {
-    ProfileScope scope(OpFamily::attention);
     const GradOut dx = x.grad_out();
     add_scaled(dx.data, dout.data(), factor, dout.numel(), dx.accumulate);  // d(f x) = f dout
   });

@@ -6,7 +6,6 @@
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
 #include "kernels/elementwise.h"
-#include "kernels/profile.h"
 #include "core/error.h"
 
 namespace mg {
@@ -18,7 +17,6 @@ Var layer_norm(const Var& x, const Var& weight, const Var& bias, float eps) {
     throw ShapeError("layer_norm: x " + shape_str(s) + " needs weight and bias [" + std::to_string(D) +
                      "], found weight " + shape_str(weight.shape()) + " and bias " + shape_str(bias.shape()));
   const int64_t rows = D == 0 ? 0 : x.value().numel() / D;
-  ProfileScope scope(OpFamily::layernorm);
 
   Tensor out = Tensor::empty(s);
   Tensor mean = Tensor::empty({rows});  // per-row statistics the backward reuses
@@ -27,7 +25,6 @@ Var layer_norm(const Var& x, const Var& weight, const Var& bias, float eps) {
                                bias.value().data(), rows, D, eps);
 
   return make_result(out, {x, weight, bias}, [x, weight, bias, mean, rstd, rows, D](const Tensor& dout) {
-    ProfileScope scope(OpFamily::layernorm);
     // The kernel adds; null pointers tell it to skip a gradient nobody asked for.
     auto added_to = [](const Var& v) { return v.requires_grad() ? v.grad_out().for_adding() : nullptr; };
     layernorm_backward(added_to(x), added_to(weight), added_to(bias), dout.data(), x.value().data(),
@@ -36,11 +33,9 @@ Var layer_norm(const Var& x, const Var& weight, const Var& bias, float eps) {
 }
 
 Var gelu(const Var& x) {
-  ProfileScope scope(OpFamily::gelu);
   Tensor out = Tensor::empty(x.shape());
   gelu_forward_on_backend(out.data(), x.value().data(), out.numel());
   return make_result(out, {x}, [x](const Tensor& dout) {
-    ProfileScope scope(OpFamily::gelu);
     const GradOut dx = x.grad_out();
     gelu_backward_on_backend(dx.data, dout.data(), x.value().data(), dout.numel(), dx.accumulate);
   });
@@ -49,7 +44,6 @@ Var gelu(const Var& x) {
 Var dropout(const Var& x, float p, Rng& rng) {
   if (!(p >= 0.0f && p < 1.0f)) throw InputError("dropout: probability must be in [0, 1), found " + std::to_string(p));
   if (p == 0.0f) return x;  // the identity: no new node, no random draws
-  ProfileScope scope(OpFamily::other);
 
   // mask [same shape as x]: 0 for a dropped element, 1/(1-p) for a survivor, so the
   // expected value of every element is unchanged. Drawn in element order from rng.

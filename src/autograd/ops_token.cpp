@@ -7,7 +7,6 @@
 #include "autograd/ops.h"
 #include "kernels/cross_entropy.h"
 #include "kernels/embedding.h"
-#include "kernels/profile.h"
 #include "core/error.h"
 
 namespace mg {
@@ -24,7 +23,6 @@ void check_ids(const char* op, std::span<const int32_t> ids, int64_t bound) {
 }  // namespace
 
 Var embedding(const Var& table, std::span<const int32_t> ids, const Shape& ids_shape) {
-  ProfileScope scope(OpFamily::embedding);
   const Shape& st = table.shape();
   if (st.size() != 2) throw ShapeError("embedding: expected table [V,D], found " + shape_str(st));
   if (static_cast<int64_t>(ids.size()) != shape_numel(ids_shape))
@@ -40,14 +38,12 @@ Var embedding(const Var& table, std::span<const int32_t> ids, const Shape& ids_s
   if (!grad_enabled() || !table.requires_grad()) return make_result(out, {table}, nullptr);
   // The backward's own copy of the ids: the caller's span may be gone by then.
   return make_result(out, {table}, [table, saved_ids = IdBuffer(ids), n, D](const Tensor& dout) {
-    ProfileScope scope(OpFamily::embedding);
     // Each output row is a copy of table row ids[i], so its gradient adds back into that row.
     embedding_backward(table.grad_out().for_adding(), dout.data(), saved_ids.data(), n, D);
   });
 }
 
 Var cross_entropy(const Var& logits, std::span<const int32_t> targets) {
-  ProfileScope scope(OpFamily::loss);
   const Shape& s = logits.shape();
   if (s.empty()) throw ShapeError("cross_entropy: expected logits [...,V], found " + shape_str(s));
   const int64_t V = s.back();
@@ -63,7 +59,6 @@ Var cross_entropy(const Var& logits, std::span<const int32_t> targets) {
 
   return make_result(out, {logits},
                      [logits, probs, saved_targets = IdBuffer(targets), rows, V](const Tensor& dout) {
-                       ProfileScope scope(OpFamily::loss);
                        cross_entropy_backward(logits.grad_out().for_adding(), probs.data(), saved_targets.data(), rows,
                                               V, dout[0]);
                      });

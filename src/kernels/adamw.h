@@ -5,15 +5,17 @@
 #include <cstdint>
 #include <span>
 
+#include "kernels/cpu_kernels.h"
+
 namespace mg {
 
 struct AdamWStep {
   double lr, beta1, beta2, eps, weight_decay, bias_correction1, bias_correction2;
 };
 
-// param, exp_avg, exp_avg_sq, grad: n values each; updated in place except grad.
-void adamw_update(float* param, float* exp_avg, float* exp_avg_sq, const float* grad, int64_t n,
-                  const AdamWStep& s);
+// adamw_update(param, exp_avg, exp_avg_sq, grad, n, step), compiled per CPU variant
+// (kernels/cpu_kernels.h's list): param, exp_avg, exp_avg_sq, grad n values each, updated
+// in place except grad.
 
 // One tensor of a model's AdamW step; decay: weight decay applies (the matrices).
 struct AdamWTensor {

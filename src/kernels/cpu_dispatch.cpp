@@ -1,7 +1,10 @@
-// The public entry points of the kernels compiled per CPU variant: each is one call
-// through the active variant's table (cpu_kernels.h), plus what must not be compiled per
-// variant: argument checks, and scratch buffers held in std::vector. Also where a kernel
-// is chosen by the GEMM backend in force (oneDNN's GELU and LayerNorm forward).
+// The public entry points of the kernels compiled per CPU variant. Each kernel of
+// kernels/cpu_kernels.h's list gets one here, generated from the list: one call through the
+// active variant's table, timed under the list's op family while profiling is on (while it
+// is off, a ProfileScope is one load of a flag). Below them, written out, the entry points
+// that need more than one call: argument checks, scratch buffers held in std::vector (which
+// must not be compiled per variant), sums in row order, and the choice of a kernel by the
+// GEMM backend in force (oneDNN's GELU and LayerNorm forward).
 #include <vector>
 
 #include "kernels/adamw.h"
@@ -12,6 +15,7 @@
 #include "kernels/layernorm.h"
 #include "kernels/onednn_ops.h"
 #include "kernels/parallel.h"
+#include "kernels/profile.h"
 #include "kernels/runtime.h"
 #include "kernels/rope.h"
 #include "kernels/softmax.h"
@@ -19,15 +23,13 @@
 
 namespace mg {
 
-void gelu_forward(float* out, const float* x, int64_t n) { cpu_kernels().gelu_forward(out, x, n); }
-
-void gelu_forward_with_slope(float* out, float* slope, const float* x, int64_t n) {
-  cpu_kernels().gelu_forward_with_slope(out, slope, x, n);
-}
-
-void gelu_backward(float* dx, const float* dout, const float* x, int64_t n, bool accumulate) {
-  (accumulate ? cpu_kernels().gelu_backward : cpu_kernels().gelu_backward_overwrite)(dx, dout, x, n);
-}
+#define MG_DEFINE_ENTRY(family, name, result, parameters, arguments) \
+  result name parameters {                                            \
+    ProfileScope scope(OpFamily::family);                             \
+    return cpu_kernels().name arguments;                              \
+  }
+MG_CPU_KERNELS(MG_DEFINE_ENTRY)
+#undef MG_DEFINE_ENTRY
 
 // With the oneDNN GEMM backend, GELU and LayerNorm's forward run on oneDNN's kernels too:
 // the kernel benchmark measured them faster than ours on the model's shapes. The other
@@ -50,26 +52,6 @@ void layernorm_forward_on_backend(float* out, float* mean, float* rstd, const fl
   (onednn_backend() ? layernorm_forward_onednn : layernorm_forward)(out, mean, rstd, x, weight, bias, rows, D, eps);
 }
 
-void causal_softmax_forward(float* weights, const float* scores, int64_t batch, int64_t Tq, int64_t Tk) {
-  MG_CHECK(Tq <= Tk, "causal softmax needs Tq <= Tk");
-  cpu_kernels().causal_softmax_forward(weights, scores, batch, Tq, Tk);
-}
-
-void causal_softmax_backward(float* dscores, const float* dweights, const float* weights, int64_t batch,
-                             int64_t Tq, int64_t Tk, float scale, bool accumulate) {
-  MG_CHECK(Tq <= Tk, "causal softmax needs Tq <= Tk");
-  cpu_kernels().softmax_backward_rows(dscores, dweights, weights, batch, Tq, Tk, scale, accumulate);
-}
-
-void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* weight,
-                       const float* bias, int64_t rows, int64_t D, float eps) {
-  cpu_kernels().layernorm_forward(out, mean, rstd, x, weight, bias, rows, D, eps);
-}
-
-void layernorm_row(float* out, const float* x, const float* weight, const float* bias, int64_t D, float eps) {
-  cpu_kernels().layernorm_row(out, x, weight, bias, D, eps);
-}
-
 // dweight and dbias are sums over rows: per fixed block of kRowBlock rows into partials,
 // added here in block order, so the bits do not depend on the thread count.
 void layernorm_backward(float* dx, float* dweight, float* dbias, const float* dout, const float* x,
@@ -79,9 +61,9 @@ void layernorm_backward(float* dx, float* dweight, float* dbias, const float* do
   const bool want_params = dweight != nullptr || dbias != nullptr;
   std::vector<float> dweight_part(want_params ? blocks * D : 0, 0.0f);  // [blocks, D]
   std::vector<float> dbias_part(want_params ? blocks * D : 0, 0.0f);    // [blocks, D]
-  cpu_kernels().layernorm_backward_blocks(dx, want_params ? dweight_part.data() : nullptr,
-                                          want_params ? dbias_part.data() : nullptr, dout, x, weight, mean, rstd,
-                                          rows, D, kRowBlock);
+  layernorm_backward_blocks(dx, want_params ? dweight_part.data() : nullptr,
+                            want_params ? dbias_part.data() : nullptr, dout, x, weight, mean, rstd, rows, D,
+                            kRowBlock);
   for (int64_t blk = 0; blk < blocks && want_params; ++blk) {
     for (int64_t j = 0; j < D; ++j) {
       if (dweight) dweight[j] += dweight_part[blk * D + j];
@@ -97,8 +79,8 @@ void rope(float* out, const float* x, const RopeTable& table, int64_t rows, int6
   MG_CHECK(table.head_width == d && offset >= 0 && offset + T <= table.positions,
            "RoPE table does not cover the input");
   const int64_t half = d / 2;
-  cpu_kernels().rope_rotate(out, x, table.cos.data() + offset * half, table.sin.data() + offset * half, rows, T, d,
-                            inverse, accumulate);
+  rope_rotate(out, x, table.cos.data() + offset * half, table.sin.data() + offset * half, rows, T, d, inverse,
+              accumulate);
 }
 
 }  // namespace
@@ -117,8 +99,8 @@ void relayout_qkv(float* out, const float* in, const RopeTable* table, int64_t B
   MG_CHECK(!table || (table->head_width == d && offset >= 0 && offset + T <= table->positions),
            "RoPE table does not cover the input");
   const int64_t half = d / 2;
-  cpu_kernels().relayout_qkv(out, in, table ? table->cos.data() + offset * half : nullptr,
-                             table ? table->sin.data() + offset * half : nullptr, B, T, H, d, to_heads);
+  relayout_qkv_cos_sin(out, in, table ? table->cos.data() + offset * half : nullptr,
+                       table ? table->sin.data() + offset * half : nullptr, B, T, H, d, to_heads);
 }
 
 void rope_backward(float* dx, const float* dout, const RopeTable& table, int64_t rows, int64_t T, int64_t d,
@@ -133,15 +115,10 @@ double cross_entropy_forward(float* probs, const float* logits, const int32_t* t
                              int64_t V) {
   thread_local std::vector<double> row_loss;
   row_loss.resize(static_cast<size_t>(rows));
-  cpu_kernels().cross_entropy_rows(row_loss.data(), probs, logits, targets, rows, V);
+  cross_entropy_rows(row_loss.data(), probs, logits, targets, rows, V);
   double total = 0.0;
   for (double loss : row_loss) total += loss;
   return rows > 0 ? total / static_cast<double>(rows) : 0.0;
-}
-
-void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* targets, int64_t rows,
-                            int64_t V, float dloss) {
-  cpu_kernels().cross_entropy_backward(dlogits, probs, targets, rows, V, dloss);
 }
 
 // Each thread works on its own head in its own scratch, kept between calls (a training step
@@ -150,7 +127,7 @@ namespace {
 
 float* attention_scratch(int64_t T, int64_t d, int threads) {
   thread_local std::vector<float> scratch;
-  scratch.resize(static_cast<size_t>(threads * cpu_kernels().attention_scratch_floats(T, d)));
+  scratch.resize(static_cast<size_t>(threads * attention_scratch_floats(T, d)));
   return scratch.data();
 }
 
@@ -159,11 +136,17 @@ void check_attention(const RopeTable* table, const AttentionShape& s) {
   MG_CHECK(!table || (table->head_width == s.d && s.T <= table->positions), "RoPE table does not cover the input");
 }
 
+// The fused kernel's FLOPs are counted as the dense products it replaces (q k^T and w v,
+// T x T each), so a step's FLOPs are the model's whichever kernel runs (the kernel itself
+// skips the masked blocks).
+double dense_attention_product(const AttentionShape& s) {
+  return 2.0 * static_cast<double>(s.B * s.H) * s.T * s.T * s.d;
+}
+
 // Heads split over the threads only when their products are large enough to pay for a
 // team (kernels/parallel.h).
 int attention_threads(const AttentionShape& s) {
-  const double flops = 4.0 * static_cast<double>(s.B * s.H) * static_cast<double>(s.T * s.T) * static_cast<double>(s.d);
-  return flops < kParallelFlops ? 1 : num_threads();
+  return 2 * dense_attention_product(s) < kParallelFlops ? 1 : num_threads();
 }
 
 }  // namespace
@@ -171,24 +154,21 @@ int attention_threads(const AttentionShape& s) {
 void causal_attention_forward(float* merged, float* weights, const float* qkv, const RopeTable* table, float scale,
                               const AttentionShape& s) {
   check_attention(table, s);
+  profile_add_attention_flops(2 * dense_attention_product(s));  // w, then w v
   const int threads = attention_threads(s);
-  cpu_kernels().causal_attention_forward(merged, weights, qkv, table ? table->cos_pairs.data() : nullptr,
-                                         table ? table->sin_pairs.data() : nullptr, scale, s.B, s.T, s.H, s.d,
-                                         attention_scratch(s.T, s.d, threads), threads);
+  attention_heads_forward(merged, weights, qkv, table ? table->cos_pairs.data() : nullptr,
+                          table ? table->sin_pairs.data() : nullptr, scale, s.B, s.T, s.H, s.d,
+                          attention_scratch(s.T, s.d, threads), threads);
 }
 
 void causal_attention_backward(float* dqkv, const float* dmerged, const float* qkv, const float* weights,
                                const RopeTable* table, float scale, const AttentionShape& s, bool accumulate) {
   check_attention(table, s);
+  profile_add_attention_flops(4 * dense_attention_product(s));  // dw, dq, dk, dv
   const int threads = attention_threads(s);
-  cpu_kernels().causal_attention_backward(dqkv, dmerged, qkv, weights, table ? table->cos_pairs.data() : nullptr,
-                                          table ? table->sin_pairs.data() : nullptr, scale, s.B, s.T, s.H, s.d,
-                                          accumulate, attention_scratch(s.T, s.d, threads), threads);
-}
-
-void adamw_update(float* param, float* exp_avg, float* exp_avg_sq, const float* grad, int64_t n,
-                  const AdamWStep& s) {
-  cpu_kernels().adamw_update(param, exp_avg, exp_avg_sq, grad, n, s);
+  attention_heads_backward(dqkv, dmerged, qkv, weights, table ? table->cos_pairs.data() : nullptr,
+                           table ? table->sin_pairs.data() : nullptr, scale, s.B, s.T, s.H, s.d, accumulate,
+                           attention_scratch(s.T, s.d, threads), threads);
 }
 
 }  // namespace mg

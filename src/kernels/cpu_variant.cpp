@@ -36,7 +36,7 @@ template <CpuVariant V>
 constexpr CpuKernelTable table_of() {
   CpuKernelTable table;
   table.variant = V;
-#define MG_KERNEL_ENTRY(name, result, parameters) table.name = &CpuKernels<V>::name;
+#define MG_KERNEL_ENTRY(family, name, result, parameters, arguments) table.name = &CpuKernels<V>::name;
   MG_CPU_KERNELS(MG_KERNEL_ENTRY)
 #undef MG_KERNEL_ENTRY
   return table;

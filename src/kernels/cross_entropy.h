@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "kernels/cpu_kernels.h"
+
 namespace mg {
 
 // logits [rows,V], targets [rows] in [0,V). Writes probs [rows,V] = softmax(logits)
@@ -10,8 +12,7 @@ namespace mg {
 double cross_entropy_forward(float* probs, const float* logits, const int32_t* targets, int64_t rows,
                              int64_t V);
 
-// dlogits += dloss / rows * (probs - onehot(target)).
-void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* targets, int64_t rows,
-                            int64_t V, float dloss);
+// cross_entropy_backward(dlogits, probs, targets, rows, V, dloss), compiled per CPU variant
+// (kernels/cpu_kernels.h's list): dlogits += dloss / rows * (probs - onehot(target)).
 
 }  // namespace mg

@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "kernels/elementwise.h"
 #include "kernels/parallel.h"
+#include "kernels/profile.h"
 
 namespace mg {
 
@@ -102,6 +103,7 @@ memory unbound(const memory::desc& md) { return memory(md, onednn_detail::engine
 
 void layernorm_forward_onednn(float* out, float* mean, float* rstd, const float* x, const float* weight,
                               const float* bias, int64_t rows, int64_t D, float eps) {
+  ProfileScope scope(OpFamily::layernorm);
   if (rows == 0 || D == 0) return;
   auto flags = dnnl::normalization_flags::none;
   if (weight) flags |= dnnl::normalization_flags::use_scale;
@@ -133,6 +135,7 @@ void layernorm_forward_onednn(float* out, float* mean, float* rstd, const float*
 // ---- GELU (erf): out = x * Phi(x) --------------------------------------------------------
 
 void gelu_forward_onednn(float* out, const float* x, int64_t n) {
+  ProfileScope scope(OpFamily::gelu);
   if (n == 0) return;
   std::optional<OneThreadScope> small;
   if (n <= kParallelWork) small.emplace();
@@ -151,6 +154,7 @@ void gelu_forward_onednn(float* out, const float* x, int64_t n) {
 // d/dx [x Phi(x)] = Phi(x) + x phi(x); oneDNN computes dout times it straight into dx
 // when overwriting, or else into scratch that is then added into dx.
 void gelu_backward_onednn(float* dx, const float* dout, const float* x, int64_t n, bool accumulate) {
+  ProfileScope scope(OpFamily::gelu);
   if (n == 0) return;
   std::optional<OneThreadScope> small;
   if (n <= kParallelWork) small.emplace();

@@ -35,8 +35,8 @@ void PackedLinear::forward(float* y, int64_t ldy, const float* x, int64_t ldx, i
   // Panel-major: a panel is read from memory once and stays in cache for the other rows.
   for (int64_t start = 0; start < out_; start += kPanel) {
     const int64_t width = std::min(kPanel, out_ - start), padded = round_up(width, kLanes);
-    cpu_kernels().matvec_panel(y + start, ldy, x, ldx, rows, panels_.data() + start * in_, padded,
-                               bias_.data() + start, in_, width, accumulate);  // panel [in, padded]
+    matvec_panel(y + start, ldy, x, ldx, rows, panels_.data() + start * in_, padded, bias_.data() + start, in_, width,
+                 accumulate);  // panel [in, padded]
   }
 }
 
@@ -45,7 +45,7 @@ void matrix_product(float* y, int64_t ldy, const float* x, int64_t ldx, int64_t 
   static const float zeros[kPanel] = {};
   for (int64_t start = 0; start < width; start += kPanel) {
     const int64_t valid = std::min(kPanel, width - start);
-    cpu_kernels().matvec_panel(y + start, ldy, x, ldx, rows, a + start, lda, zeros, in, valid, false);
+    matvec_panel(y + start, ldy, x, ldx, rows, a + start, lda, zeros, in, valid, false);
   }
 }
 

@@ -2,6 +2,8 @@
 // since the last boundary goes to the family that was running, then the new one runs.
 #include "kernels/profile.h"
 
+#include <omp.h>
+
 #include <chrono>
 
 namespace mg {
@@ -31,11 +33,13 @@ namespace profile_detail {
 
 bool g_enabled = false;  // true while recording (enabled and not paused)
 
-void enter(OpFamily family, OpFamily& previous) {
+bool enter(OpFamily family, OpFamily& previous) {
+  if (omp_get_level() > 0) return false;  // a worker of a region (or the region's own thread)
   charge_until(Clock::now());
   previous = g_state.current;
   g_state.current = family;
   ++g_state.report.families[static_cast<int>(family)].calls;
+  return true;
 }
 
 void leave(OpFamily previous) {

@@ -1,5 +1,6 @@
 // AdamW's update of one parameter tensor (adamw.h), element-wise.
 #include "kernels/cpu/variant.h"
+#include "kernels/adamw.h"
 #include "kernels/parallel.h"
 
 #include <cmath>

@@ -265,9 +265,9 @@ int64_t Kernels::attention_scratch_floats(int64_t T, int64_t d) {
 
 // Heads are independent: one per iteration, each thread on its own scratch.
 template <>
-void Kernels::causal_attention_forward(float* merged, float* weights, const float* qkv, const float* cos_pairs,
-                                       const float* sin_pairs, float scale, int64_t B, int64_t T, int64_t H, int64_t d,
-                                       float* scratch, int threads) {
+void Kernels::attention_heads_forward(float* merged, float* weights, const float* qkv, const float* cos_pairs,
+                                      const float* sin_pairs, float scale, int64_t B, int64_t T, int64_t H, int64_t d,
+                                      float* scratch, int threads) {
   const int64_t per_thread = HeadScratch::floats(T, d);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t bh = 0; bh < B * H; ++bh) {
@@ -277,10 +277,10 @@ void Kernels::causal_attention_forward(float* merged, float* weights, const floa
 }
 
 template <>
-void Kernels::causal_attention_backward(float* dqkv, const float* dmerged, const float* qkv, const float* weights,
-                                        const float* cos_pairs, const float* sin_pairs, float scale, int64_t B,
-                                        int64_t T, int64_t H, int64_t d, bool accumulate, float* scratch,
-                                        int threads) {
+void Kernels::attention_heads_backward(float* dqkv, const float* dmerged, const float* qkv, const float* weights,
+                                       const float* cos_pairs, const float* sin_pairs, float scale, int64_t B,
+                                       int64_t T, int64_t H, int64_t d, bool accumulate, float* scratch,
+                                       int threads) {
   const int64_t per_thread = HeadScratch::floats(T, d);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t bh = 0; bh < B * H; ++bh) {

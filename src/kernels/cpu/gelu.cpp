@@ -96,13 +96,12 @@ void Kernels::gelu_forward_with_slope(float* out, float* slope, const float* x, 
 }
 
 template <>
-void Kernels::gelu_backward(float* dx, const float* dout, const float* x, int64_t n) {
+void Kernels::gelu_backward(float* dx, const float* dout, const float* x, int64_t n, bool accumulate) {
+  if (accumulate) {
 #pragma omp parallel for simd if (parallel : n > kParallelWork)
-  for (int64_t i = 0; i < n; ++i) dx[i] += dout[i] * gelu_slope(x[i]);
-}
-
-template <>
-void Kernels::gelu_backward_overwrite(float* dx, const float* dout, const float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) dx[i] += dout[i] * gelu_slope(x[i]);
+    return;
+  }
 #pragma omp parallel for simd if (parallel : n > kParallelWork)
   for (int64_t i = 0; i < n; ++i) dx[i] = dout[i] * gelu_slope(x[i]);
 }

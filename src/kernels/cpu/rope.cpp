@@ -33,8 +33,8 @@ void Kernels::rope_rotate(float* out, const float* x, const float* cos, const fl
 // One (b, t) per iteration: its 3H head vectors, each d floats, move between the row
 // [3D] and their places in the heads; q and k (part 0, 1) turn on the way.
 template <>
-void Kernels::relayout_qkv(float* out, const float* in, const float* cos, const float* sin, int64_t B, int64_t T,
-                           int64_t H, int64_t d, bool to_heads) {
+void Kernels::relayout_qkv_cos_sin(float* out, const float* in, const float* cos, const float* sin, int64_t B,
+                                   int64_t T, int64_t H, int64_t d, bool to_heads) {
   const int64_t D = H * d, half = d / 2;
 #pragma omp parallel for collapse(2) if (3 * B * T * D > kParallelWork)
   for (int64_t b = 0; b < B; ++b) {

@@ -28,8 +28,8 @@ void Kernels::causal_softmax_forward(float* weights, const float* scores, int64_
 
 // One row at a time (softmax_row.h's softmax_backward_row), rows in parallel.
 template <>
-void Kernels::softmax_backward_rows(float* dscores, const float* dweights, const float* weights, int64_t batch,
-                                    int64_t Tq, int64_t Tk, float scale, bool accumulate) {
+void Kernels::causal_softmax_backward(float* dscores, const float* dweights, const float* weights, int64_t batch,
+                                      int64_t Tq, int64_t Tk, float scale, bool accumulate) {
   const int64_t rows = batch * Tq;
 #pragma omp parallel for if (rows * Tk > kParallelWork)
   for (int64_t r = 0; r < rows; ++r)
