@@ -161,6 +161,11 @@ std::string format_patching(const Patching& p, int64_t top) {
     for (int64_t h = 0; h < p.n_head; ++h)
       rows.push_back({head_name(l, h) + " (hook_z, all positions)", p.heads[l * p.n_head + h]});
   for (int64_t l = 0; l < p.n_layer; ++l)
+    for (int64_t h = 0; h < p.n_head; ++h)
+      for (int64_t t = 0; t < p.T; ++t)
+        rows.push_back({head_name(l, h) + format(" (hook_z) at %lld ", static_cast<long long>(t)) + quoted(p.clean_tokens[t]),
+                        p.head_positions[(l * p.n_head + h) * p.T + t]});
+  for (int64_t l = 0; l < p.n_layer; ++l)
     for (int64_t t = 0; t < p.T; ++t)
       rows.push_back({format("L%lld resid_pre at %lld ", static_cast<long long>(l), static_cast<long long>(t)) +
                           quoted(p.clean_tokens[t]),
@@ -180,14 +185,21 @@ json patching_json(const Patching& p) {
     for (double x : v) a.push_back(round9(x));
     return a;
   };
-  json heads = json::array(), streams = json::array();
+  json heads = json::array(), head_positions = json::array(), streams = json::array();
   for (int64_t l = 0; l < p.n_layer; ++l) {
     heads.push_back(numbers(std::vector<double>(p.heads.begin() + l * p.n_head, p.heads.begin() + (l + 1) * p.n_head)));
+    json layer = json::array();
+    for (int64_t h = 0; h < p.n_head; ++h) {
+      const auto row = p.head_positions.begin() + (l * p.n_head + h) * p.T;
+      layer.push_back(numbers(std::vector<double>(row, row + p.T)));
+    }
+    head_positions.push_back(layer);
     streams.push_back(numbers(std::vector<double>(p.streams.begin() + l * p.T, p.streams.begin() + (l + 1) * p.T)));
   }
   return {{"clean_tokens", p.clean_tokens}, {"corrupt_tokens", p.corrupt_tokens}, {"answer", p.answer_symbol},
           {"against", p.against_symbol}, {"clean", round9(p.clean)}, {"corrupt", round9(p.corrupt)},
-          {"heads", heads}, {"streams", streams}, {"whole_streams", numbers(p.whole_streams)}};
+          {"heads", heads}, {"head_positions", head_positions}, {"streams", streams},
+          {"whole_streams", numbers(p.whole_streams)}};
 }
 
 std::string format_probe_patching(const ProbePatching& p) {

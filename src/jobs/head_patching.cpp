@@ -24,7 +24,7 @@ Tensor run(Gpt& model, const std::vector<int32_t>& ids, ForwardHooks* hooks) {
   return model.forward(ids, 1, static_cast<int64_t>(ids.size()), {.hooks = hooks}).value();
 }
 
-// Both sweeps (or the heads alone) on two texts of equal length, with the pair fixed.
+// Every sweep (or the whole heads alone) on two texts of equal length, with the pair fixed.
 Patching sweep(Gpt& model, const std::vector<int32_t>& clean, const std::vector<int32_t>& corrupt, LogitPair pair,
                double clean_difference, double corrupt_difference, bool streams) {
   const ModelConfig& c = model.config();
@@ -57,6 +57,13 @@ Patching sweep(Gpt& model, const std::vector<int32_t>& clean, const std::vector<
       r.heads.push_back(restored(patch));
     }
   if (!streams) return r;
+  for (int64_t l = 0; l < L; ++l)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t t = 0; t < T; ++t) {
+        ForwardHooks patch;
+        patch.edit(hook::z(l), copy_head(h, source[hook::z(l)], t));
+        r.head_positions.push_back(restored(patch));
+      }
   for (int64_t l = 0; l < L; ++l) {
     for (int64_t t = 0; t < T; ++t) {
       ForwardHooks patch;

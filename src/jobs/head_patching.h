@@ -5,8 +5,9 @@
 //   restored = (patched - corrupt) / (clean - corrupt),
 // with each of the three the logit difference logit(answer) - logit(against) at the last
 // position. 1: the activation carries everything the corruption changed; 0: nothing.
-// Two sweeps: each head's output (blocks.L.attn.hook_z, every position), and the residual
-// stream entering each block (blocks.L.hook_resid_pre) at each position alone. B is 1.
+// Three sweeps: each head's output (blocks.L.attn.hook_z) at every position and at each
+// position alone, and the residual stream entering each block (blocks.L.hook_resid_pre) at
+// each position alone. B is 1.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,7 @@ struct Patching {
   std::string answer_symbol, against_symbol;
   double clean = 0.0, corrupt = 0.0;  // the logit differences of the two unpatched runs
   std::vector<double> heads;          // [n_layer * n_head] restored, patching one head's hook_z
+  std::vector<double> head_positions; // [n_layer * n_head * T] restored, patching one head's hook_z at one position
   std::vector<double> streams;        // [n_layer * T] restored, patching hook_resid_pre(L) at one position
   std::vector<double> whole_streams;  // [n_layer] restored, patching hook_resid_pre(L) at every position
 };
