@@ -192,10 +192,11 @@ TEST(Patching, TheWholeStreamRestoresOneAndAnAgreeingPositionZero) {
   // Entering later blocks, positions before 4 have seen nothing of the difference.
   for (int64_t l = 1; l < 3; ++l)
     for (int64_t t = 0; t < 4; ++t) EXPECT_EQ(p.streams[l * T + t], 0.0) << l << " " << t;
-  // A head patched at one position before 4 copies what it already holds: nothing restored.
+  // A head patched at one position before 4 copies what it already holds: nothing restored
+  // (up to float rounding: an edited hook_z runs the op-by-op attention, not the fused one).
   ASSERT_EQ(p.head_positions.size(), static_cast<size_t>(6 * T));
   for (int64_t lh = 0; lh < 6; ++lh)
-    for (int64_t t = 0; t < 4; ++t) EXPECT_EQ(p.head_positions[lh * T + t], 0.0) << lh << " " << t;
+    for (int64_t t = 0; t < 4; ++t) EXPECT_NEAR(p.head_positions[lh * T + t], 0.0, 1e-4) << lh << " " << t;
   EXPECT_THROW(patch_activations(s.model, s.vocab, kClean, kCorrupt.substr(1), black, white), InputError);
   EXPECT_THROW(patch_activations(s.model, s.vocab, kClean, kClean, black, white), InputError);  // nothing to restore
 }
