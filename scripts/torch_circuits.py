@@ -92,8 +92,9 @@ def attribution(m, P, ids, answer, against):
 
 
 def patching(m, P, clean, corrupt, answer, against):
-    """The restored fractions of docs/cli.md: per head (hook_z), per layer and position
-    (hook_resid_pre), and per layer the whole stream."""
+    """The restored fractions of docs/cli.md: per head (hook_z) at every position and at
+    each position alone, per layer and position (hook_resid_pre), and per layer the whole
+    stream."""
     def difference(logits):
         return float(logits[0, -1, answer] - logits[0, -1, against])
 
@@ -109,9 +110,12 @@ def patching(m, P, clean, corrupt, answer, against):
 
     L, H, T = m["n_layer"], m["n_head"], clean.shape[1]
     heads = [[restored(f"blocks.{i}.attn.hook_z", (0, h)) for h in range(H)] for i in range(L)]
+    head_positions = [[[restored(f"blocks.{i}.attn.hook_z", (0, h, t)) for t in range(T)] for h in range(H)]
+                      for i in range(L)]
     streams = [[restored(f"blocks.{i}.hook_resid_pre", (0, t)) for t in range(T)] for i in range(L)]
     whole = [restored(f"blocks.{i}.hook_resid_pre", (0,)) for i in range(L)]
-    return {"clean": c, "corrupt": x, "heads": heads, "streams": streams, "whole_streams": whole}
+    return {"clean": c, "corrupt": x, "heads": heads, "head_positions": head_positions, "streams": streams,
+            "whole_streams": whole}
 
 
 def composition(m, P):

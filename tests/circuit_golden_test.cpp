@@ -70,8 +70,12 @@ TEST(CircuitGolden, AttributionPatchingAndCompositionMatchTheReference) {
     expect_close(p.clean, rp["clean"], largest.patching, name + " clean");
     expect_close(p.corrupt, rp["corrupt"], largest.patching, name + " corrupt");
     for (int64_t l = 0; l < p.n_layer; ++l) {
-      for (int64_t h = 0; h < p.n_head; ++h)
+      for (int64_t h = 0; h < p.n_head; ++h) {
         expect_close(p.heads[l * p.n_head + h], rp["heads"][l][h], largest.patching, name + " head");
+        for (int64_t t = 0; t < p.T; ++t)
+          expect_close(p.head_positions[(l * p.n_head + h) * p.T + t], rp["head_positions"][l][h][t], largest.patching,
+                       name + " head at a position");
+      }
       for (int64_t t = 0; t < p.T; ++t)
         expect_close(p.streams[l * p.T + t], rp["streams"][l][t], largest.patching, name + " stream");
       expect_close(p.whole_streams[l], rp["whole_streams"][l], largest.patching, name + " whole stream");

@@ -192,6 +192,11 @@ TEST(Patching, TheWholeStreamRestoresOneAndAnAgreeingPositionZero) {
   // Entering later blocks, positions before 4 have seen nothing of the difference.
   for (int64_t l = 1; l < 3; ++l)
     for (int64_t t = 0; t < 4; ++t) EXPECT_EQ(p.streams[l * T + t], 0.0) << l << " " << t;
+  // A head patched at one position before 4 copies what it already holds: nothing restored
+  // (up to float rounding: an edited hook_z runs the op-by-op attention, not the fused one).
+  ASSERT_EQ(p.head_positions.size(), static_cast<size_t>(6 * T));
+  for (int64_t lh = 0; lh < 6; ++lh)
+    for (int64_t t = 0; t < 4; ++t) EXPECT_NEAR(p.head_positions[lh * T + t], 0.0, 1e-4) << lh << " " << t;
   EXPECT_THROW(patch_activations(s.model, s.vocab, kClean, kCorrupt.substr(1), black, white), InputError);
   EXPECT_THROW(patch_activations(s.model, s.vocab, kClean, kClean, black, white), InputError);  // nothing to restore
 }
@@ -221,6 +226,57 @@ TEST(Patching, TheProbeModeSwapsTheAnswersFact) {
     for (double h : k.heads) EXPECT_TRUE(std::isfinite(h));
   }
   EXPECT_EQ(counted, 30);
+}
+
+// --swap key: the symbol that tells the answer's fact apart (the verb's last character for
+// colour, the colour for what and who) is replaced, so the question no longer matches the
+// fact; the answer stays and the competitor is what the corrupt run answers instead.
+TEST(Patching, TheKeySwapChangesTheSymbolTheQuestionMatchesOn) {
+  const std::vector<ProbeItem> items = probe();
+  Subject s = random_subject("rope");
+  EXPECT_EQ(key_offset(items, "colour"), 1);
+  EXPECT_EQ(key_offset(items, "what"), 1);
+  EXPECT_EQ(key_offset(items, "who"), 5);  // 小 and 是 repeat in every fact, an object may repeat, a colour not
+  EXPECT_EQ(key_offset(items, "none"), 0);
+  const std::u32string colours = U"红黄蓝绿白黑紫灰粉橙";
+  struct Expected { size_t item; int64_t position; };
+  // items[0]: 小韩拿着黑花瓶 ... 小韩拿着 -> 黑: 着 at 3; the story uses 着, 了 and 见, so 过.
+  // items[1]: ... 小韩拿着黑 -> 花: 黑 at 4. items[4]: 红铅笔是小陈的。灰鞋子是小马的。... -> 马: 灰 at 8.
+  for (const Expected& e : {Expected{0, 3}, Expected{1, 4}, Expected{4, 8}}) {
+    const ProbeItem& item = items[e.item];
+    const std::optional<CorruptPrompt> p = corrupt_prompt(item, items, s.vocab, 64, Swap::key);
+    ASSERT_TRUE(p) << e.item;
+    EXPECT_EQ(p->position, e.position) << e.item;
+    for (size_t i = 0; i < p->clean.size(); ++i)
+      EXPECT_EQ(p->corrupt[i] == p->clean[i], static_cast<int64_t>(i) != e.position) << e.item << " " << i;
+    EXPECT_EQ(p->corrupt[static_cast<size_t>(e.position)], p->replacement);
+    EXPECT_EQ(p->clean.find(p->replacement), std::u32string::npos) << e.item;
+    if (e.item == 0) EXPECT_EQ(p->replacement, U'过');
+    else EXPECT_NE(colours.find(p->replacement), std::u32string::npos) << e.item;
+  }
+  // The probe mode's per-kind restoration is the single-pair patching of each item's pair
+  // (the answer against the corrupt run's choice), summed as sum(patched - corrupt) /
+  // sum(clean - corrupt).
+  const std::vector<ProbeItem> few(items.begin(), items.begin() + 24);
+  const ProbePatching mean = patch_probe(s.model, s.vocab, few, Swap::key);
+  EXPECT_EQ(mean.swap, Swap::key);
+  for (const KindPatching& k : mean.kinds) {
+    EXPECT_EQ(k.key_offset, key_offset(few, k.kind)) << k.kind;
+    std::vector<double> moved(k.heads.size(), 0.0);
+    double gap = 0.0;
+    int64_t counted = 0;
+    for (const ProbeItem& item : few) {
+      if (item.kind != k.kind) continue;
+      const std::optional<CorruptPrompt> p = corrupt_prompt(item, few, s.vocab, 64, Swap::key);
+      if (!p) continue;
+      const Patching one = patch_activations(s.model, s.vocab, p->clean, p->corrupt, s.vocab.find(item.answer), std::nullopt);
+      ++counted;
+      gap += one.clean - one.corrupt;
+      for (size_t h = 0; h < moved.size(); ++h) moved[h] += one.heads[h] * (one.clean - one.corrupt);
+    }
+    EXPECT_EQ(counted, k.items) << k.kind;
+    for (size_t h = 0; h < moved.size(); ++h) EXPECT_NEAR(k.heads[h], moved[h] / gap, 1e-9) << k.kind << " " << h;
+  }
 }
 
 TEST(CircuitExplorer, ThePageHoldsTheModesNumbers) {

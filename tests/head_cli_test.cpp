@@ -134,6 +134,11 @@ TEST_F(HeadCliTest, CircuitModes) {
   EXPECT_NE(test::read_text(svg).find("<svg"), std::string::npos);
   auto probe_patch = run({"inspect-heads", "--checkpoint", ckpt(), "--patch", "--probe", probe()});
   ASSERT_EQ(probe_patch.status, 0) << probe_patch.err;
+  EXPECT_NE(probe_patch.out.find("--swap value"), std::string::npos) << probe_patch.out;
+  auto key_patch = run({"inspect-heads", "--checkpoint", ckpt(), "--patch", "--probe", probe(), "--swap", "key",
+                        "--format", "json"});
+  ASSERT_EQ(key_patch.status, 0) << key_patch.err;
+  EXPECT_EQ(json::parse(key_patch.out)["swap"].get<std::string>(), "key");
 
   const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
       {{"--attribution", "--text", text, "--layer", "0"}, "--layer is not used by --attribution"},
@@ -148,6 +153,8 @@ TEST_F(HeadCliTest, CircuitModes) {
       {{"--patch", "--clean", text, "--corrupt", "小丁"}, "equal length"},
       {{"--patch", "--clean", text}, "--patch needs --clean TEXT and --corrupt TEXT"},
       {{"--patch", "--probe", probe(), "--answer", "丁"}, "--answer is not used by --patch --probe"},
+      {{"--patch", "--clean", text, "--corrupt", text, "--swap", "key"}, "--swap builds each probe item's corruption"},
+      {{"--patch", "--probe", probe(), "--swap", "name"}, "--swap"},
       {{"--attribution", "--text", text + text}, "block_size"},
   };
   for (const auto& [args, message] : refused) {
@@ -228,7 +235,7 @@ TEST_F(HeadCliTest, EveryOptionOutsideItsModeIsRefused) {
       {"--mean-ablation", {}}, {"--circuits", {}}, {"--compare", {ckpt(), ckpt()}},
       {"--html", {(dir_ / "p.html").string()}}, {"--run", {dir_.string()}}, {"--top", {"3"}},
       {"--attribution", {}}, {"--logit-lens", {}}, {"--composition", {}}, {"--patch", {}}, {"--answer", {"丁"}},
-      {"--against", {"小"}}, {"--clean", {"小丁"}}, {"--corrupt", {"丁小"}}, {"--threads", {"1"}},
+      {"--against", {"小"}}, {"--clean", {"小丁"}}, {"--corrupt", {"丁小"}}, {"--swap", {"key"}}, {"--threads", {"1"}},
       {"--backend", {"reference"}}};
   std::vector<std::string> mode_flags;
   for (const Row& row : rows)

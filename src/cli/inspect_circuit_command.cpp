@@ -49,6 +49,11 @@ void add_circuit_options(CLI::App& cmd, InspectHeadsOptions& o) {
                                          "symbol; with --patch the corrupt run's choice)");
   cmd.add_option("--clean", o.clean, "With --patch: the clean text");
   cmd.add_option("--corrupt", o.corrupt, "With --patch: the corrupt text, as long as --clean");
+  cmd.add_option("--swap", o.swap,
+                 "With --patch --probe: what each item's corrupt prompt changes in the answer's fact: value (default; "
+                 "the answer symbol, for the head that writes it) or key (the symbol the question matches on, for the "
+                 "head that carries it to the answer)")
+      ->check(CLI::IsMember({"value", "key"}));
 }
 
 void attribution_mode(const InspectHeadsOptions& o) {
@@ -89,11 +94,14 @@ void patch_mode(const InspectHeadsOptions& o) {
     refuse_with_probe("--patch", {{"--clean", o.clean.has_value()}, {"--corrupt", o.corrupt.has_value()},
                                   {"--answer", o.answer.has_value()}, {"--against", o.against.has_value()},
                                   {"--svg", o.svg.has_value()}});
-    const ProbePatching p = patch_probe(s.model, s.vocab, load_probe_set(*o.probe));
+    const Swap swap = o.swap == "key" ? Swap::key : Swap::value;
+    const ProbePatching p = patch_probe(s.model, s.vocab, load_probe_set(*o.probe), swap);
     print(json ? probe_patching_json(p).dump() + "\n" : format_probe_patching(p));
     return;
   }
   if (!o.clean || !o.corrupt) throw InputError("--patch needs --clean TEXT and --corrupt TEXT (or --probe FILE)");
+  if (o.swap) throw InputError("--swap builds each probe item's corruption (--patch --probe FILE); with --clean and "
+                               "--corrupt the corruption is the text given");
   const Patching p = patch_activations(s.model, s.vocab, decode_utf8(*o.clean, "--clean"),
                                        decode_utf8(*o.corrupt, "--corrupt"), symbol_option(s.vocab, "--answer", o.answer),
                                        symbol_option(s.vocab, "--against", o.against));

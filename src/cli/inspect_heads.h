@@ -29,6 +29,7 @@ struct InspectHeadsOptions {
   // Issue 30: the circuit modes and their inputs.
   bool attribution = false, logit_lens = false, composition = false, patch = false;
   std::optional<std::string> answer, against, clean, corrupt;
+  std::optional<std::string> swap;  // --patch --probe: what each item's corruption changes, "value" or "key"
   ComputeOptions compute;
 };
 

@@ -161,6 +161,11 @@ std::string format_patching(const Patching& p, int64_t top) {
     for (int64_t h = 0; h < p.n_head; ++h)
       rows.push_back({head_name(l, h) + " (hook_z, all positions)", p.heads[l * p.n_head + h]});
   for (int64_t l = 0; l < p.n_layer; ++l)
+    for (int64_t h = 0; h < p.n_head; ++h)
+      for (int64_t t = 0; t < p.T; ++t)
+        rows.push_back({head_name(l, h) + format(" (hook_z) at %lld ", static_cast<long long>(t)) + quoted(p.clean_tokens[t]),
+                        p.head_positions[(l * p.n_head + h) * p.T + t]});
+  for (int64_t l = 0; l < p.n_layer; ++l)
     for (int64_t t = 0; t < p.T; ++t)
       rows.push_back({format("L%lld resid_pre at %lld ", static_cast<long long>(l), static_cast<long long>(t)) +
                           quoted(p.clean_tokens[t]),
@@ -180,38 +185,61 @@ json patching_json(const Patching& p) {
     for (double x : v) a.push_back(round9(x));
     return a;
   };
-  json heads = json::array(), streams = json::array();
+  json heads = json::array(), head_positions = json::array(), streams = json::array();
   for (int64_t l = 0; l < p.n_layer; ++l) {
     heads.push_back(numbers(std::vector<double>(p.heads.begin() + l * p.n_head, p.heads.begin() + (l + 1) * p.n_head)));
+    json layer = json::array();
+    for (int64_t h = 0; h < p.n_head; ++h) {
+      const auto row = p.head_positions.begin() + (l * p.n_head + h) * p.T;
+      layer.push_back(numbers(std::vector<double>(row, row + p.T)));
+    }
+    head_positions.push_back(layer);
     streams.push_back(numbers(std::vector<double>(p.streams.begin() + l * p.T, p.streams.begin() + (l + 1) * p.T)));
   }
   return {{"clean_tokens", p.clean_tokens}, {"corrupt_tokens", p.corrupt_tokens}, {"answer", p.answer_symbol},
           {"against", p.against_symbol}, {"clean", round9(p.clean)}, {"corrupt", round9(p.corrupt)},
-          {"heads", heads}, {"streams", streams}, {"whole_streams", numbers(p.whole_streams)}};
+          {"heads", heads}, {"head_positions", head_positions}, {"streams", streams},
+          {"whole_streams", numbers(p.whole_streams)}};
 }
 
 std::string format_probe_patching(const ProbePatching& p) {
-  std::string out = "activation patching over the probe: per item the answer's fact replaced by another story's of "
-                    "the same kind; each head's hook_z from the clean run; restored per kind = sum(patched - corrupt) "
-                    "/ sum(clean - corrupt)\n\n  head    ";
+  std::string out =
+      p.swap == Swap::key
+          ? "activation patching over the probe, --swap key: per item the fact's key (the symbol that tells it apart, "
+            "k before the answer's source) replaced by another story's, so the question no longer matches it; against "
+            "the corrupt run's choice"
+          : "activation patching over the probe, --swap value: per item the answer's fact replaced by another story's "
+            "of the same kind, against that replacement";
+  out += "; each head's hook_z from the clean run; restored per kind = sum(patched - corrupt) / sum(clean - corrupt)"
+         "\n\n  head    ";
   for (const KindPatching& k : p.kinds) out += format(" %10s", k.kind.c_str());
   out += "\n  items   ";
   for (const KindPatching& k : p.kinds) out += format(" %10lld", static_cast<long long>(k.items));
+  out += "\n  gap     ";  // the mean clean - corrupt difference: how much the corruption moved
+  for (const KindPatching& k : p.kinds) out += format(" %+10.4f", k.items ? k.gap / static_cast<double>(k.items) : 0.0);
+  if (p.swap == Swap::key) {
+    out += "\n  key k   ";
+    for (const KindPatching& k : p.kinds) out += format(" %10lld", static_cast<long long>(k.key_offset));
+  }
   for (int64_t l = 0; l < p.n_layer; ++l)
     for (int64_t h = 0; h < p.n_head; ++h) {
       out += format("\n  %-8s", head_name(l, h).c_str());
       for (const KindPatching& k : p.kinds) out += format(" %+10.4f", k.heads[l * p.n_head + h]);
     }
-  return out + format("\n\n%lld items skipped (no source in the prompt, no replacement, or no change)\n",
+  return out + format("\n\n%lld items skipped (no source in the prompt, no key, no replacement, or no change)\n",
                       static_cast<long long>(p.skipped));
 }
 
 json probe_patching_json(const ProbePatching& p) {
-  json out = {{"n_layer", p.n_layer}, {"n_head", p.n_head}, {"skipped", p.skipped}, {"kinds", json::array()}};
+  json out = {{"swap", swap_name(p.swap)}, {"n_layer", p.n_layer}, {"n_head", p.n_head}, {"skipped", p.skipped},
+              {"kinds", json::array()}};
   for (const KindPatching& k : p.kinds) {
     json heads = json::array();
     for (double h : k.heads) heads.push_back(round9(h));
-    out["kinds"].push_back({{"kind", k.kind}, {"items", k.items}, {"heads", heads}});
+    json kind = {{"kind", k.kind}, {"items", k.items}, {"gap", round9(k.items ? k.gap / static_cast<double>(k.items) : 0.0)}};
+    if (p.swap == Swap::key) kind["key_offset"] = k.key_offset;
+    kind["heads"] = heads;
+    out["kinds"].push_back(kind);
   }
   return out;
 }

@@ -24,7 +24,7 @@ Tensor run(Gpt& model, const std::vector<int32_t>& ids, ForwardHooks* hooks) {
   return model.forward(ids, 1, static_cast<int64_t>(ids.size()), {.hooks = hooks}).value();
 }
 
-// Both sweeps (or the heads alone) on two texts of equal length, with the pair fixed.
+// Every sweep (or the whole heads alone) on two texts of equal length, with the pair fixed.
 Patching sweep(Gpt& model, const std::vector<int32_t>& clean, const std::vector<int32_t>& corrupt, LogitPair pair,
                double clean_difference, double corrupt_difference, bool streams) {
   const ModelConfig& c = model.config();
@@ -57,6 +57,13 @@ Patching sweep(Gpt& model, const std::vector<int32_t>& clean, const std::vector<
       r.heads.push_back(restored(patch));
     }
   if (!streams) return r;
+  for (int64_t l = 0; l < L; ++l)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t t = 0; t < T; ++t) {
+        ForwardHooks patch;
+        patch.edit(hook::z(l), copy_head(h, source[hook::z(l)], t));
+        r.head_positions.push_back(restored(patch));
+      }
   for (int64_t l = 0; l < L; ++l) {
     for (int64_t t = 0; t < T; ++t) {
       ForwardHooks patch;
@@ -107,34 +114,85 @@ Patching patch_activations(Gpt& model, const Vocab& vocab, std::u32string_view c
   return r;
 }
 
+const char* swap_name(Swap swap) { return swap == Swap::key ? "key" : "value"; }
+
+namespace {
+
+// An item whose "source" is inside its prompt and holds the answer.
+bool has_source(const ProbeItem& item) {
+  return item.source >= 0 && item.source < static_cast<int64_t>(item.prompt.size()) &&
+         item.prompt[static_cast<size_t>(item.source)] == item.answer;
+}
+
+// Is ITEM's symbol K before its source the key at offset K: once in the prompt up to the
+// source, and the question's symbol K before the prompt's end?
+bool key_at(const ProbeItem& item, int64_t k) {
+  const std::u32string& p = item.prompt;
+  const int64_t n = static_cast<int64_t>(p.size()), at = item.source - k;
+  if (at < 0 || n - k < 0) return false;
+  const char32_t key = p[static_cast<size_t>(at)];
+  return key == p[static_cast<size_t>(n - k)] && std::count(p.begin(), p.begin() + item.source, key) == 1;
+}
+
+}  // namespace
+
+int64_t key_offset(const std::vector<ProbeItem>& probes, const std::string& kind) {
+  constexpr int64_t kFarthest = 8;
+  for (int64_t k = 1; k <= kFarthest; ++k) {
+    bool any = false, all = true;
+    for (const ProbeItem& item : probes) {
+      if (item.kind != kind || !has_source(item)) continue;
+      any = true;
+      if (!key_at(item, k)) {
+        all = false;
+        break;
+      }
+    }
+    if (!any) return 0;
+    if (all) return k;
+  }
+  return 0;
+}
+
 std::optional<CorruptPrompt> corrupt_prompt(const ProbeItem& item, const std::vector<ProbeItem>& probes,
-                                            const Vocab& vocab, int64_t block_size) {
+                                            const Vocab& vocab, int64_t block_size, Swap swap) {
   const int64_t size = static_cast<int64_t>(item.prompt.size());
   const int64_t crop = std::max<int64_t>(0, size - block_size);
-  if (item.source < crop || item.source >= size || item.prompt[item.source] != item.answer) return std::nullopt;
+  if (!has_source(item) || item.source < crop) return std::nullopt;
+  // The symbol to change (the answer's, or the key's k before it) and, in another item of
+  // the kind, the symbol at the same place: the candidates for its replacement.
+  const int64_t k = swap == Swap::key ? key_offset(probes, item.kind) : 0;
+  if (swap == Swap::key && k == 0) return std::nullopt;
+  const int64_t position = item.source - k;
+  if (position < crop) return std::nullopt;
   for (const ProbeItem& other : probes) {
-    const char32_t replacement = other.answer;
-    if (other.kind != item.kind || replacement == item.answer || !vocab.find(replacement) ||
+    if (other.kind != item.kind || (swap == Swap::key && !has_source(other))) continue;
+    const char32_t replacement =
+        swap == Swap::key ? other.prompt[static_cast<size_t>(other.source - k)] : other.answer;
+    if (replacement == item.prompt[static_cast<size_t>(position)] || !vocab.find(replacement) ||
         item.prompt.find(replacement) != std::u32string::npos)
       continue;
     CorruptPrompt p;
     p.clean = item.prompt.substr(static_cast<size_t>(crop));
     p.corrupt = p.clean;
-    p.corrupt[static_cast<size_t>(item.source - crop)] = replacement;
+    p.position = position - crop;
+    p.corrupt[static_cast<size_t>(p.position)] = replacement;
     p.replacement = replacement;
     return p;
   }
   return std::nullopt;
 }
 
-ProbePatching patch_probe(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes) {
+ProbePatching patch_probe(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, Swap swap) {
   const ModelConfig& c = model.config();
+  const int64_t V = c.vocab_size;
   ProbePatching out;
+  out.swap = swap;
   out.n_layer = c.n_layer;
   out.n_head = c.n_head;
   NoGradGuard no_grad;
   for (const ProbeItem& item : probes) {
-    const std::optional<CorruptPrompt> prompt = corrupt_prompt(item, probes, vocab, c.block_size);
+    const std::optional<CorruptPrompt> prompt = corrupt_prompt(item, probes, vocab, c.block_size, swap);
     const std::optional<std::vector<int32_t>> clean = prompt ? vocab.find_all(prompt->clean) : std::nullopt;
     const std::optional<int32_t> answer = vocab.find(item.answer);
     if (!prompt || !clean || !answer) {
@@ -142,9 +200,18 @@ ProbePatching patch_probe(Gpt& model, const Vocab& vocab, const std::vector<Prob
       continue;
     }
     const std::vector<int32_t> corrupt = *vocab.find_all(prompt->corrupt);
-    const LogitPair pair{*answer, *vocab.find(prompt->replacement)};
-    const double clean_difference = difference(run(model, *clean, nullptr), pair);
-    const double corrupt_difference = difference(run(model, corrupt, nullptr), pair);
+    const Tensor clean_logits = run(model, *clean, nullptr), corrupt_logits = run(model, corrupt, nullptr);
+    // The competitor: the changed fact's value, or, when the key was changed, whatever the
+    // corrupt run answers instead.
+    LogitPair pair{*answer, 0};
+    if (swap == Swap::value) pair.against = *vocab.find(prompt->replacement);
+    else {
+      const int64_t T = static_cast<int64_t>(clean->size());
+      pair.against = best_symbol(corrupt_logits.data() + (T - 1) * V, V);
+      if (pair.against == pair.answer) pair.against = best_symbol(clean_logits.data() + (T - 1) * V, V, pair.answer);
+    }
+    const double clean_difference = difference(clean_logits, pair);
+    const double corrupt_difference = difference(corrupt_logits, pair);
     if (clean_difference == corrupt_difference) {
       ++out.skipped;
       continue;
@@ -152,7 +219,9 @@ ProbePatching patch_probe(Gpt& model, const Vocab& vocab, const std::vector<Prob
     const Patching p = sweep(model, *clean, corrupt, pair, clean_difference, corrupt_difference, false);
     auto kind = std::find_if(out.kinds.begin(), out.kinds.end(), [&](const KindPatching& k) { return k.kind == item.kind; });
     if (kind == out.kinds.end()) {
-      out.kinds.push_back({item.kind, 0, std::vector<double>(p.heads.size(), 0.0), 0.0});
+      KindPatching k{item.kind, 0, std::vector<double>(p.heads.size(), 0.0), 0.0, 0};
+      if (swap == Swap::key) k.key_offset = key_offset(probes, item.kind);
+      out.kinds.push_back(std::move(k));
       kind = out.kinds.end() - 1;
     }
     ++kind->items;

@@ -5,8 +5,9 @@
 //   restored = (patched - corrupt) / (clean - corrupt),
 // with each of the three the logit difference logit(answer) - logit(against) at the last
 // position. 1: the activation carries everything the corruption changed; 0: nothing.
-// Two sweeps: each head's output (blocks.L.attn.hook_z, every position), and the residual
-// stream entering each block (blocks.L.hook_resid_pre) at each position alone. B is 1.
+// Three sweeps: each head's output (blocks.L.attn.hook_z) at every position and at each
+// position alone, and the residual stream entering each block (blocks.L.hook_resid_pre) at
+// each position alone. B is 1.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,7 @@ struct Patching {
   std::string answer_symbol, against_symbol;
   double clean = 0.0, corrupt = 0.0;  // the logit differences of the two unpatched runs
   std::vector<double> heads;          // [n_layer * n_head] restored, patching one head's hook_z
+  std::vector<double> head_positions; // [n_layer * n_head * T] restored, patching one head's hook_z at one position
   std::vector<double> streams;        // [n_layer * T] restored, patching hook_resid_pre(L) at one position
   std::vector<double> whole_streams;  // [n_layer] restored, patching hook_resid_pre(L) at every position
 };
@@ -38,35 +40,58 @@ struct Patching {
 Patching patch_activations(Gpt& model, const Vocab& vocab, std::u32string_view clean, std::u32string_view corrupt,
                            std::optional<int32_t> answer, std::optional<int32_t> against);
 
-// The probe mode: per item the corrupt prompt is the clean one with the answer's fact
-// changed, the symbol at the item's "source" replaced by the answer of another item of the
-// same kind (the first in the file that differs and is nowhere in the prompt), and that
-// replacement is the competitor. Each head's restored fraction per kind is the sum over
-// the kind's items of (patched - corrupt) over the sum of (clean - corrupt): a mean that
-// an item whose corruption barely moves the difference (a denominator near 0) cannot
-// swamp. Items
-// without a source (or whose source falls before their last block_size symbols), with
-// symbols outside the vocabulary, with no replacement, or whose two runs give the same
-// difference, are skipped and counted.
+// The probe mode builds each item's corrupt prompt itself, changing one symbol of the fact
+// the answer is read from, so that each link of a chain can be targeted:
+// - Swap::value: the answer's fact changed. The symbol at the item's "source" is replaced
+//   by the answer of another item of the same kind (the first in the file that differs and
+//   is nowhere in the prompt), and that replacement is the competitor. The head that reads
+//   the answer and writes it (an induction head's second half) is what this corrupts.
+// - Swap::key: the fact no longer matches the question. The key is the symbol that tells
+//   the answer's fact apart: for each kind, the nearest offset k before the source at which
+//   every item's symbol occurs once in its prompt up to the source and is also the
+//   question's symbol k before its end (the verb's last character for colour, the colour
+//   for what and who). It is replaced by another item's key symbol (the first that differs
+//   and is nowhere in the prompt); the answer stays, and the competitor is the corrupt
+//   run's choice (or, when that is the answer, the clean run's best other symbol). The head
+//   that carries the key onto the answer's source (an induction head's first half) is what
+//   this corrupts.
+// Each head's restored fraction per kind is the sum over the kind's items of (patched -
+// corrupt) over the sum of (clean - corrupt): a mean that an item whose corruption barely
+// moves the difference (a denominator near 0) cannot swamp. Items without a source (or
+// whose changed symbol falls before their last block_size symbols), with symbols outside
+// the vocabulary, with no replacement, or whose two runs give the same difference, are
+// skipped and counted.
+enum class Swap { value, key };
+const char* swap_name(Swap swap);  // "value", "key"
+
 struct KindPatching {
   std::string kind;
   int64_t items = 0;
   std::vector<double> heads;  // [n_layer * n_head] restored over the kind's items
   double gap = 0.0;           // sum over the items of clean - corrupt
+  int64_t key_offset = 0;     // Swap::key: the key's offset before the source (0: none found)
 };
 struct ProbePatching {
+  Swap swap = Swap::value;
   int64_t n_layer = 0, n_head = 0, skipped = 0;
   std::vector<KindPatching> kinds;  // in order of first appearance
 };
-ProbePatching patch_probe(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes);
+ProbePatching patch_probe(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes,
+                          Swap swap = Swap::value);
 
-// The corrupt partner of a probe item (the probe mode's rule above), cropped to the last
+// The corrupt partner of a probe item (the probe mode's rules above), cropped to the last
 // block_size symbols like the clean prompt; nothing when the item has none.
 struct CorruptPrompt {
   std::u32string clean, corrupt;
-  char32_t replacement = 0;
+  int64_t position = 0;      // the changed symbol's index in clean and corrupt
+  char32_t replacement = 0;  // the symbol written there
 };
 std::optional<CorruptPrompt> corrupt_prompt(const ProbeItem& item, const std::vector<ProbeItem>& probes,
-                                            const Vocab& vocab, int64_t block_size);
+                                            const Vocab& vocab, int64_t block_size, Swap swap = Swap::value);
+
+// Swap::key's offset for KIND: the nearest k >= 1 at which every item of the kind with a
+// source has prompt[source - k] once in prompt[0, source) and equal to the question's
+// symbol k before the prompt's end; 0 when there is none (up to 8 symbols back).
+int64_t key_offset(const std::vector<ProbeItem>& probes, const std::string& kind);
 
 }  // namespace mg

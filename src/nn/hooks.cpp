@@ -71,13 +71,17 @@ ForwardHooks ablation_hooks(std::span<const HeadAblation> ablations) {
   return hooks;
 }
 
-ActivationEdit copy_head(int64_t head, Tensor source) {
-  return [head, source](Tensor& z) {  // z and source [B,H,T,d]
+ActivationEdit copy_head(int64_t head, Tensor source, int64_t position) {
+  return [head, source, position](Tensor& z) {  // z and source [B,H,T,d]
     MG_CHECK(z.shape() == source.shape(), "patching: the source is not the activation's shape");
-    const int64_t B = z.dim(0), H = z.dim(1), Td = z.dim(2) * z.dim(3);
+    const int64_t B = z.dim(0), H = z.dim(1), T = z.dim(2), d = z.dim(3);
     MG_CHECK(head >= 0 && head < H, "patching: head out of range");
+    MG_CHECK(position >= -1 && position < T, "patching: position out of range");
+    // Every position: the head's whole [T,d] block; one position: its [d] row.
+    const int64_t offset = position < 0 ? 0 : position * d, count = position < 0 ? T * d : d;
     for (int64_t b = 0; b < B; ++b)
-      std::memcpy(z.data() + (b * H + head) * Td, source.data() + (b * H + head) * Td, sizeof(float) * Td);
+      std::memcpy(z.data() + (b * H + head) * T * d + offset, source.data() + (b * H + head) * T * d + offset,
+                  sizeof(float) * count);
   };
 }
 

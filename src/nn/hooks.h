@@ -94,9 +94,9 @@ void add_ablation(ForwardHooks& hooks, const HeadAblation& ablation);
 ForwardHooks ablation_hooks(std::span<const HeadAblation> ablations);
 
 // Patching edits: copy from SOURCE (the same point recorded on another text of the same
-// shape) head HEAD of hook_z [B,H,T,d], or position POSITION (every position when -1) of
-// a [B,T,D] stream.
-ActivationEdit copy_head(int64_t head, Tensor source);
+// shape) head HEAD of hook_z [B,H,T,d] at POSITION (every position when -1), or position
+// POSITION (every position when -1) of a [B,T,D] stream.
+ActivationEdit copy_head(int64_t head, Tensor source, int64_t position = -1);
 ActivationEdit copy_position(int64_t position, Tensor source);
 
 }  // namespace mg
