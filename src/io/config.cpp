@@ -59,6 +59,8 @@ void for_each_key(ConfigT& c, Visit&& visit) {
   visit("data", "row_start", c.data.row_start);
   visit("data", "random_row_fraction", c.data.random_row_fraction);
   visit("data", "random_rows_from_step", c.data.random_rows_from_step);
+  visit("data", "early_story_starts", c.data.early_story_starts);
+  visit("data", "early_stories_to_step", c.data.early_stories_to_step);
 }
 
 bool is_path_key(const std::string& section, const std::string& key) {
@@ -277,6 +279,10 @@ void validate_config(const Config& c) {
           c.data.random_row_fraction, "0 unless data.row_start is \"story\" (\"random\" rows all start anywhere)");
   require(c.data.random_rows_from_step >= 0 && c.data.random_rows_from_step <= kMaxStepCount,
           "data.random_rows_from_step", c.data.random_rows_from_step, "in [0, " + std::to_string(kMaxStepCount) + "]");
+  require(c.data.early_story_starts.empty() || c.data.row_start == "story", "data.early_story_starts",
+          c.data.early_story_starts, "\"\" unless data.row_start is \"story\" (\"random\" rows start anywhere)");
+  require(c.data.early_stories_to_step >= 0 && c.data.early_stories_to_step <= kMaxStepCount,
+          "data.early_stories_to_step", c.data.early_stories_to_step, "in [0, " + std::to_string(kMaxStepCount) + "]");
   validate_strings(c);
 }
 

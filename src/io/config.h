@@ -49,6 +49,12 @@ struct DataConfig {
   // row (a curriculum: the look-ups form on whole stories, then the model learns to read
   // windows that begin mid-story).
   int64_t random_rows_from_step = 0;
+  // With row_start "story": before step early_stories_to_step, story rows start only at
+  // stories whose first symbol is one of these ("" for any story): one kind of story first
+  // (a curriculum; in the shipped corpus "小" picks the holds stories, the ten colours the
+  // belongs stories, data/README.md).
+  std::string early_story_starts;
+  int64_t early_stories_to_step = 0;
 };
 
 struct Config {

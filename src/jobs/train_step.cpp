@@ -34,6 +34,8 @@ TrainingStep::Figures TrainingStep::take(const std::atomic<bool>* stop_requested
     // data.random_rows_from_step: story rows only before it (a function of the step, so a
     // resumed run draws as the uninterrupted one).
     state_.sampler.set_anywhere_rows(state_.step >= config_.data.random_rows_from_step ? state_.anywhere_rows : 0);
+    // data.early_stories_to_step: the early stories' story rows only before it (the same way).
+    state_.sampler.set_early_stories(state_.step < config_.data.early_stories_to_step);
     state_.sampler.next(inputs_, targets_);
   }
   state_.model.parameters().zero_grad();
