@@ -79,7 +79,7 @@ TEST(ConfigTest, ToJsonWritesEveryKeyAndRoundTrips) {
   c.data.path = "/corpus/text.txt";
   const json written = config_to_json(c);
   EXPECT_EQ(written["model"].size(), 10u);
-  EXPECT_EQ(written["train"].size(), 17u);
+  EXPECT_EQ(written["train"].size(), 18u);
   EXPECT_EQ(written["data"].size(), 8u);
   EXPECT_TRUE(written["model"]["n_layer"].is_number_integer());
   EXPECT_TRUE(written["train"]["lr"].is_number_float());

@@ -67,6 +67,15 @@ TrainingStep::Figures TrainingStep::take(const std::atomic<bool>* stop_requested
     stop_after_step_ = reduced.stop_requested;
     check_finite(loss_value);
   }
+  if (state_.step < tc.freeze_block0_qk_to_step) {
+    // train.freeze_block0_qk_to_step: block 0's scores stay the initialisation's (a
+    // curriculum: a head that reads names by content then forms in a later block, where
+    // its query can carry what earlier blocks moved forward; data/learning.md).
+    const BlockWeights& first = state_.model.weights().blocks[0];
+    for (Var projection : {first.q_proj, first.k_proj})
+      if (projection.has_grad())
+        for (float& g : projection.grad().span()) g = 0.0f;
+  }
   double grad_norm = 0.0;
   {
     ProfileScope scope(OpFamily::optimizer);
