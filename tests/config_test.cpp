@@ -79,8 +79,8 @@ TEST(ConfigTest, ToJsonWritesEveryKeyAndRoundTrips) {
   c.data.path = "/corpus/text.txt";
   const json written = config_to_json(c);
   EXPECT_EQ(written["model"].size(), 10u);
-  EXPECT_EQ(written["train"].size(), 17u);
-  EXPECT_EQ(written["data"].size(), 6u);
+  EXPECT_EQ(written["train"].size(), 18u);
+  EXPECT_EQ(written["data"].size(), 8u);
   EXPECT_TRUE(written["model"]["n_layer"].is_number_integer());
   EXPECT_TRUE(written["train"]["lr"].is_number_float());
   const Config back = config_from_json(written, "/elsewhere");
@@ -92,7 +92,7 @@ TEST(ConfigTest, ToJsonWritesEveryKeyAndRoundTrips) {
 TEST(ConfigTest, UnknownKeysAreNamedWithASuggestionOrTheValidKeys) {
   EXPECT_EQ(from_json_error({{"train", {{"lrr", 1}}}}), "cfg.json: unknown key train.lrr (did you mean train.lr?)");
   const std::string far = from_json_error({{"data", {{"corpus", "x"}}}});
-  EXPECT_EQ(far, "cfg.json: unknown key data.corpus (valid data keys: path, val_fraction, probe_path, row_start, random_row_fraction, random_rows_from_step)");
+  EXPECT_EQ(far, "cfg.json: unknown key data.corpus (valid data keys: path, val_fraction, probe_path, row_start, random_row_fraction, random_rows_from_step, early_story_starts, early_stories_to_step)");
   EXPECT_EQ(from_json_error({{"optim", json::object()}}),
             "cfg.json: unknown key optim (valid sections: model, train, data)");
 }

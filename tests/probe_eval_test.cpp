@@ -19,6 +19,7 @@
 #include "jobs/evaluate.h"
 #include "jobs/head_logging.h"
 #include "jobs/train.h"
+#include "jobs/train_setup.h"
 #include "core/error.h"
 #include "config_support.h"
 #include "model_support.h"
@@ -184,6 +185,90 @@ TEST(StoryRows, AnywhereRowsCanBeSwitchedOnLater) {
   EXPECT_EQ(config_to_json(config)["data"]["random_rows_from_step"], 7000);
   const std::string error = input_error_of([&] { apply_override(config, "data.random_rows_from_step=-1"); });
   EXPECT_NE(error.find("data.random_rows_from_step must be in [0, "), std::string::npos) << error;
+}
+
+// data.early_story_starts: while the early phase is on, story rows start only at the
+// stories whose first id is listed (here kind A, first id 7, one story in three; kind B
+// starts with 8); off, every story is drawn again; the rows drawn anywhere stay anywhere.
+TEST(StoryRows, EarlyStoriesAreDrawnAloneWhileTheEarlyPhaseIsOn) {
+  std::vector<int32_t> split = {5, 6};  // a cut story's tail: no start at 0
+  std::set<int64_t> kind_a_starts;
+  for (int story = 0; story < 60; ++story) {
+    split.push_back(0);
+    if (story % 3 == 0) kind_a_starts.insert(static_cast<int64_t>(split.size()));
+    split.push_back(story % 3 == 0 ? 7 : 8);
+    for (int i = 0; i < 4 + story % 4; ++i) split.push_back(1 + i);
+  }
+  const int64_t T = 8, B = 8, n = static_cast<int64_t>(split.size());
+  RowStart row_start = RowStart::after(0, 2);
+  row_start.early_first_ids = {7};
+  BatchSampler sampler(split, T, B, 3, row_start);
+  std::vector<int32_t> inputs(B * T), targets(B * T);
+  sampler.set_early_stories(true);
+  std::set<int64_t> drawn;  // the starts of the kind-A rows, found by content
+  int early_mid_story = 0;
+  for (int draw = 0; draw < 100; ++draw) {
+    sampler.next(inputs, targets);
+    for (int64_t b = 0; b < B - 2; ++b) {
+      ASSERT_EQ(inputs[b * T], 7) << "draw " << draw << " row " << b << ": only kind-A stories early";
+      for (int64_t s : kind_a_starts)
+        if (s + T + 1 <= n && std::equal(split.begin() + s, split.begin() + s + T, inputs.begin() + b * T))
+          drawn.insert(s);
+    }
+    for (int64_t b = B - 2; b < B; ++b) early_mid_story += inputs[b * T] != 7 && inputs[b * T] != 8;
+  }
+  EXPECT_EQ(drawn.size(), 20u) << "each of the 20 kind-A stories is drawn in 600 rows";
+  EXPECT_GT(early_mid_story, 120) << "of 200 rows drawn anywhere, about 160 start mid-story";
+
+  sampler.set_early_stories(false);
+  int kind_a = 0, kind_b = 0;
+  for (int draw = 0; draw < 100; ++draw) {
+    sampler.next(inputs, targets);
+    for (int64_t b = 0; b < B - 2; ++b) {
+      kind_a += inputs[b * T] == 7;
+      kind_b += inputs[b * T] == 8;
+    }
+  }
+  EXPECT_EQ(kind_a + kind_b, 600) << "every story row starts with its story's first id";
+  EXPECT_GT(kind_a, 150) << "20 of the 59 stories that fit are kind A: about 203 of 600 rows";
+  EXPECT_LT(kind_a, 260);
+
+  // Without early ids the early phase draws every story; ids no story starts with are refused.
+  BatchSampler plain(split, T, B, 3, RowStart::after(0));
+  plain.set_early_stories(true);
+  int plain_b = 0;
+  for (int draw = 0; draw < 20; ++draw) {
+    plain.next(inputs, targets);
+    for (int64_t b = 0; b < B; ++b) plain_b += inputs[b * T] == 8;
+  }
+  EXPECT_GT(plain_b, 80) << "about 107 of 160 rows are kind B";
+  row_start.early_first_ids = {1, 9};
+  EXPECT_EQ(input_error_of([&] { BatchSampler none(split, T, B, 3, row_start); }),
+            "no story of the split starts with one of the 2 early story starts (data.early_story_starts)");
+}
+
+TEST(StoryRows, EarlyStoryStartsAreStoryRowSymbolsOfTheCorpus) {
+  Config config = load_config(test::source_dir() / "configs" / "tiny.json");
+  EXPECT_EQ(config.data.early_story_starts, "");
+  EXPECT_EQ(config.data.early_stories_to_step, 0);
+  EXPECT_EQ(input_error_of([&] { apply_override(config, "data.early_story_starts=小"); }),
+            "--set data.early_story_starts=小: data.early_story_starts must be \"\" unless data.row_start is "
+            "\"story\" (\"random\" rows start anywhere), found \"小\"");
+  apply_overrides(config, {"data.row_start=story", "data.early_story_starts=小红", "data.early_stories_to_step=2000"},
+                  "tiny.json");
+  EXPECT_EQ(config_to_json(config)["data"]["early_story_starts"], "小红");
+  EXPECT_EQ(config_to_json(config)["data"]["early_stories_to_step"], 2000);
+  const std::string error = input_error_of([&] { apply_override(config, "data.early_stories_to_step=-1"); });
+  EXPECT_NE(error.find("data.early_stories_to_step must be in [0, "), std::string::npos) << error;
+
+  // The symbols become the corpus's ids, in the order written; one the corpus lacks is named.
+  const Vocab vocab = Vocab::from_text(U"\n小红王的");
+  const RowStart row_start = training_row_start(RowStart::after(*vocab.find(U'\n')), config, vocab);
+  EXPECT_EQ(row_start.early_first_ids, (std::vector<int32_t>{*vocab.find(U'小'), *vocab.find(U'红')}));
+  config.data.early_story_starts = "小蓝";
+  config.data.path = "corpus.txt";
+  EXPECT_EQ(input_error_of([&] { training_row_start(RowStart::after(0), config, vocab); }),
+            "data.early_story_starts holds U+84DD, which the corpus corpus.txt does not");
 }
 
 TEST(StoryRows, RandomRowFractionIsAShareOfStoryBatchesOnly) {

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <thread>
 
 #include "data/corpus.h"
@@ -19,6 +20,7 @@
 #include "config_support.h"
 #include "model_support.h"
 #include "test_support.h"
+#include "error_support.h"
 
 namespace mg {
 namespace {
@@ -104,6 +106,49 @@ TEST(TrainTest, StoppedAndResumedRunPrintsTheSameLossesBitForBit) {
   }
   std::filesystem::remove_all(straight_dir);
   std::filesystem::remove_all(resumed_dir);
+}
+
+// train.freeze_block0_qk_to_step: before it, block 0's query and key projections keep the
+// initialisation's values (weight decay 0 here, which would otherwise shrink them) while
+// every other weight trains; from it on they train too.
+TEST(TrainTest, Block0QueryAndKeyKeepTheirInitialValuesUntilTheFreezeEnds) {
+  auto dir = fresh_dir("frozen");
+  TrainRequest request;
+  request.config = tiny_config(dir);
+  request.config.train.threads = 1;
+  request.config.model.n_layer = 2;  // tiny.json has one block
+  request.config.train.max_steps = 20;
+  request.config.train.weight_decay = 0.0;
+  request.config.train.freeze_block0_qk_to_step = 20;
+  train(request);
+  const LoadedModel frozen = load_model(dir / "latest.safetensors");
+  Gpt fresh(frozen.config.model);
+  Rng init_rng(request.config.train.seed);  // as train.cpp initialises a fresh run
+  fresh.initialize(init_rng);
+  auto same = [](const Var& a, const Var& b) {
+    return a.value().numel() == b.value().numel() &&
+           std::memcmp(a.value().data(), b.value().data(), sizeof(float) * a.value().numel()) == 0;
+  };
+  const BlockWeights& init = fresh.weights().blocks[0];
+  const BlockWeights& after20 = frozen.model.weights().blocks[0];
+  EXPECT_TRUE(same(after20.q_proj, init.q_proj));
+  EXPECT_TRUE(same(after20.k_proj, init.k_proj));
+  EXPECT_FALSE(same(after20.v_proj, init.v_proj)) << "block 0's values train";
+  EXPECT_FALSE(same(frozen.model.weights().blocks[1].q_proj, fresh.weights().blocks[1].q_proj))
+      << "block 1's queries train";
+
+  TrainRequest more = request;  // resumed past the freeze: block 0's scores train from step 20
+  more.config.train.max_steps = 30;
+  more.resume = dir / "latest.safetensors";
+  train(more);
+  const LoadedModel thawed = load_model(dir / "latest.safetensors");
+  EXPECT_FALSE(same(thawed.model.weights().blocks[0].q_proj, init.q_proj));
+  EXPECT_FALSE(same(thawed.model.weights().blocks[0].k_proj, init.k_proj));
+
+  Config config = request.config;
+  EXPECT_EQ(test::input_error_of([&] { apply_override(config, "train.freeze_block0_qk_to_step=-1"); }),
+            "--set train.freeze_block0_qk_to_step=-1: train.freeze_block0_qk_to_step must be >= 0, found -1");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(TrainTest, SigintFinishesTheStepWritesLatestAndExits130) {

@@ -43,7 +43,15 @@ BatchSampler::BatchSampler(TokenIds split, int64_t block_size, int64_t batch_siz
     throw InputError("no story start in a split of " + std::to_string(split_.size()) +
                      " symbols: data.row_start \"story\" needs a separator followed by block_size + 1 = " +
                      std::to_string(block_size + 1) + " symbols");
+  const auto& first_ids = row_start.early_first_ids;
+  for (int64_t p : starts_)
+    if (std::find(first_ids.begin(), first_ids.end(), split_[p]) != first_ids.end()) early_starts_.push_back(p);
+  if (!first_ids.empty() && early_starts_.empty())
+    throw InputError("no story of the split starts with one of the " + std::to_string(first_ids.size()) +
+                     " early story starts (data.early_story_starts)");
 }
+
+void BatchSampler::set_early_stories(bool on) { early_ = on && !early_starts_.empty(); }
 
 void BatchSampler::set_anywhere_rows(int64_t rows) {
   MG_CHECK(rows >= 0, "batch sampler needs anywhere_rows >= 0");
@@ -59,12 +67,14 @@ void BatchSampler::next(std::span<int32_t> inputs, std::span<int32_t> targets) {
   MG_CHECK(static_cast<int64_t>(inputs.size()) == B * T && static_cast<int64_t>(targets.size()) == B * T,
            "batch buffers must hold batch_size * block_size = " + std::to_string(B * T) + " ids");
   // Anywhere: starts 0 .. n - T - 1 inclusive, n - T of them, each leaving room for T + 1
-  // ids. After a separator: one of starts_ (the first story_rows_ rows of a batch).
+  // ids. After a separator: one of starts_, or of early_starts_ in the early phase (the
+  // first story_rows_ rows of a batch).
   const auto windows = static_cast<uint64_t>(split_.size() - T);
+  const std::vector<int64_t>& stories = early_ ? early_starts_ : starts_;
   for (int64_t b = 0; b < B; ++b) {
     const bool story = b < story_rows_;
-    const auto drawn = static_cast<int64_t>(rng_.uniform_int(story ? starts_.size() : windows));
-    const int64_t start = story ? starts_[static_cast<size_t>(drawn)] : drawn;  // window [start, start + T]
+    const auto drawn = static_cast<int64_t>(rng_.uniform_int(story ? stories.size() : windows));
+    const int64_t start = story ? stories[static_cast<size_t>(drawn)] : drawn;  // window [start, start + T]
     split_.copy_to(start, inputs.subspan(static_cast<size_t>(b * T), static_cast<size_t>(T)));
     split_.copy_to(start + 1, targets.subspan(static_cast<size_t>(b * T), static_cast<size_t>(T)));
   }

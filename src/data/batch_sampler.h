@@ -6,7 +6,9 @@
 // right after a separator id, a story's start (RowStart::after, `data.row_start: "story"`):
 // then no row begins mid-story, and a row's floor is exact (data/README.md). A story
 // sampler may also draw a fixed number of each batch's rows anywhere (`data.random_row_fraction`),
-// so the model learns to read windows that begin mid-story too.
+// so the model learns to read windows that begin mid-story too, and may, for a while, draw its
+// story rows only among the stories that start with given ids (`data.early_story_starts`:
+// one kind of story first, a curriculum).
 // The sampler owns its Rng, whose state a checkpoint saves, so a resumed run draws the
 // very windows the uninterrupted run would have drawn.
 #pragma once
@@ -27,8 +29,11 @@ struct RowStart {
   // With after_id >= 0: the last `anywhere_rows` rows of every batch start anywhere
   // (capped at batch_size).
   int64_t anywhere_rows = 0;
+  // With after_id >= 0: the ids a story's first symbol is among in the early phase
+  // (set_early_stories); empty: no early phase.
+  std::vector<int32_t> early_first_ids;
   static RowStart anywhere() { return {}; }
-  static RowStart after(int32_t separator_id, int64_t anywhere_rows = 0) { return {separator_id, anywhere_rows}; }
+  static RowStart after(int32_t separator_id, int64_t anywhere_rows = 0) { return {separator_id, anywhere_rows, {}}; }
   bool operator==(const RowStart&) const = default;
 };
 
@@ -56,6 +61,11 @@ class BatchSampler {
   // start anywhere (a curriculum: train.cpp switches the mix on at a step).
   void set_anywhere_rows(int64_t rows);
 
+  // With RowStart::after and early_first_ids: while ON, story rows start only at stories
+  // whose first id is one of early_first_ids (train_step.cpp turns it off at
+  // data.early_stories_to_step). Off by default; a no-op without early_first_ids.
+  void set_early_stories(bool on);
+
   int64_t batch_size() const { return batch_size_; }
   int64_t block_size() const { return block_size_; }
   // How many different story rows can be drawn (with RowStart::anywhere, windows).
@@ -66,6 +76,8 @@ class BatchSampler {
   int64_t block_size_;          // T
   int64_t batch_size_;          // B
   std::vector<int64_t> starts_;  // with RowStart::after: the allowed starts, ascending
+  std::vector<int64_t> early_starts_;  // those of starts_ whose first id is in early_first_ids
+  bool early_ = false;                 // draw story rows from early_starts_
   int64_t story_rows_;           // rows of a batch drawn from starts_ (the rest anywhere)
   Rng rng_;
 };

@@ -41,6 +41,7 @@ void for_each_key(ConfigT& c, Visit&& visit) {
   visit("train", "lr", c.train.lr);
   visit("train", "min_lr", c.train.min_lr);
   visit("train", "warmup_steps", c.train.warmup_steps);
+  visit("train", "freeze_block0_qk_to_step", c.train.freeze_block0_qk_to_step);
   visit("train", "weight_decay", c.train.weight_decay);
   visit("train", "beta1", c.train.beta1);
   visit("train", "beta2", c.train.beta2);
@@ -59,6 +60,8 @@ void for_each_key(ConfigT& c, Visit&& visit) {
   visit("data", "row_start", c.data.row_start);
   visit("data", "random_row_fraction", c.data.random_row_fraction);
   visit("data", "random_rows_from_step", c.data.random_rows_from_step);
+  visit("data", "early_story_starts", c.data.early_story_starts);
+  visit("data", "early_stories_to_step", c.data.early_stories_to_step);
 }
 
 bool is_path_key(const std::string& section, const std::string& key) {
@@ -254,7 +257,9 @@ void validate_config(const Config& c) {
   require(t.beta2 >= 0 && t.beta2 < 1, "train.beta2", t.beta2, "in [0, 1)");
   require(t.eps > 0, "train.eps", t.eps, "> 0");
   require(t.grad_clip >= 0, "train.grad_clip", t.grad_clip, ">= 0 (0 turns clipping off)");
+  require(t.freeze_block0_qk_to_step >= 0, "train.freeze_block0_qk_to_step", t.freeze_block0_qk_to_step, ">= 0");
   for (auto [name, value] : {std::pair{"train.max_steps", t.max_steps}, {"train.warmup_steps", t.warmup_steps},
+                             {"train.freeze_block0_qk_to_step", t.freeze_block0_qk_to_step},
                              {"train.eval_interval", t.eval_interval},
                              {"train.checkpoint_interval", t.checkpoint_interval}})
     require(value <= kMaxStepCount, name, value, "<= " + std::to_string(kMaxStepCount));
@@ -277,6 +282,10 @@ void validate_config(const Config& c) {
           c.data.random_row_fraction, "0 unless data.row_start is \"story\" (\"random\" rows all start anywhere)");
   require(c.data.random_rows_from_step >= 0 && c.data.random_rows_from_step <= kMaxStepCount,
           "data.random_rows_from_step", c.data.random_rows_from_step, "in [0, " + std::to_string(kMaxStepCount) + "]");
+  require(c.data.early_story_starts.empty() || c.data.row_start == "story", "data.early_story_starts",
+          c.data.early_story_starts, "\"\" unless data.row_start is \"story\" (\"random\" rows start anywhere)");
+  require(c.data.early_stories_to_step >= 0 && c.data.early_stories_to_step <= kMaxStepCount,
+          "data.early_stories_to_step", c.data.early_stories_to_step, "in [0, " + std::to_string(kMaxStepCount) + "]");
   validate_strings(c);
 }
 

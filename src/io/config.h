@@ -20,6 +20,10 @@ struct TrainConfig {
   double lr = 1e-3;
   double min_lr = 1e-4;
   int64_t warmup_steps = 100;
+  // Before this step block 0's query and key projections get no gradient (it is zeroed
+  // before clipping; weight decay still shrinks them): block 0's attention keeps the
+  // initialisation's scores, so the heads that read by content form in later blocks.
+  int64_t freeze_block0_qk_to_step = 0;
   double weight_decay = 0.1;
   double beta1 = 0.9;
   double beta2 = 0.99;
@@ -49,6 +53,12 @@ struct DataConfig {
   // row (a curriculum: the look-ups form on whole stories, then the model learns to read
   // windows that begin mid-story).
   int64_t random_rows_from_step = 0;
+  // With row_start "story": before step early_stories_to_step, story rows start only at
+  // stories whose first symbol is one of these ("" for any story): one kind of story first
+  // (a curriculum; in the shipped corpus "小" picks the holds stories, the ten colours the
+  // belongs stories, data/README.md).
+  std::string early_story_starts;
+  int64_t early_stories_to_step = 0;
 };
 
 struct Config {

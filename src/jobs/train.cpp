@@ -51,7 +51,7 @@ class TrainingRun {
         share_(batch_rows(config_.train.batch_size, comm_.rank(), comm_.size())),
         run_dir_(choose_run_dir(request.resume, request.out_dir, config_.train.out_dir)),
         lock_(writer_ ? open_run_dir(run_dir_, request.resume) : nullptr),
-        state_(config_, corpus_.train, training_row_start(row_start_, config_)),
+        state_(config_, corpus_.train, training_row_start(row_start_, config_, corpus_.vocab)),
         checkpoints_(config_, corpus_.vocab, run_dir_, writer_, comm_.size()) {
     // Ranks started with different settings would average gradients of different runs, or
     // (another model shape, another corpus) exchange buffers of different sizes: refused

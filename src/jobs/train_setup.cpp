@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "data/json_limits.h"
+#include "data/utf8.h"
 #include "io/memory_budget.h"
 #include "jobs/model_store.h"
 #include "jobs/run_directory.h"
@@ -77,10 +78,17 @@ RowStart resolve_row_start(const DataConfig& data, const Vocab& vocab) {
   return RowStart::after(*newline);
 }
 
-RowStart training_row_start(RowStart validation, const Config& config) {
-  if (validation.after_id >= 0)
-    validation.anywhere_rows =
-        std::llround(config.data.random_row_fraction * static_cast<double>(config.train.batch_size));
+RowStart training_row_start(RowStart validation, const Config& config, const Vocab& vocab) {
+  if (validation.after_id < 0) return validation;
+  validation.anywhere_rows =
+      std::llround(config.data.random_row_fraction * static_cast<double>(config.train.batch_size));
+  for (char32_t symbol : decode_utf8(config.data.early_story_starts, "data.early_story_starts")) {
+    const auto id = vocab.find(symbol);
+    if (!id)
+      throw InputError("data.early_story_starts holds " + code_point_label(symbol) + ", which the corpus " +
+                       config.data.path + " does not");
+    validation.early_first_ids.push_back(*id);
+  }
   return validation;
 }
 

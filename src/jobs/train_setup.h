@@ -24,8 +24,9 @@ Corpus load_training_corpus(Config& config, const TrainRequest& request, const C
 RowStart resolve_row_start(const DataConfig& data, const Vocab& vocab);
 
 // The training sampler's: VALIDATION's, with data.random_row_fraction of each batch's rows
-// drawn anywhere.
-RowStart training_row_start(RowStart validation, const Config& config);
+// drawn anywhere and data.early_story_starts as ids of VOCAB (InputError naming a symbol
+// the corpus does not hold).
+RowStart training_row_start(RowStart validation, const Config& config, const Vocab& vocab);
 
 // Continues STATE from CHECKPOINT (rank 0): the weights, the AdamW moments and step, the
 // sampler and dropout states and the best validation loss, after checking that its model

@@ -34,6 +34,8 @@ TrainingStep::Figures TrainingStep::take(const std::atomic<bool>* stop_requested
     // data.random_rows_from_step: story rows only before it (a function of the step, so a
     // resumed run draws as the uninterrupted one).
     state_.sampler.set_anywhere_rows(state_.step >= config_.data.random_rows_from_step ? state_.anywhere_rows : 0);
+    // data.early_stories_to_step: the early stories' story rows only before it (the same way).
+    state_.sampler.set_early_stories(state_.step < config_.data.early_stories_to_step);
     state_.sampler.next(inputs_, targets_);
   }
   state_.model.parameters().zero_grad();
@@ -64,6 +66,15 @@ TrainingStep::Figures TrainingStep::take(const std::atomic<bool>* stop_requested
     loss_value = reduced.loss;
     stop_after_step_ = reduced.stop_requested;
     check_finite(loss_value);
+  }
+  if (state_.step < tc.freeze_block0_qk_to_step) {
+    // train.freeze_block0_qk_to_step: block 0's scores stay the initialisation's (a
+    // curriculum: a head that reads names by content then forms in a later block, where
+    // its query can carry what earlier blocks moved forward; data/learning.md).
+    const BlockWeights& first = state_.model.weights().blocks[0];
+    for (Var projection : {first.q_proj, first.k_proj})
+      if (projection.has_grad())
+        for (float& g : projection.grad().span()) g = 0.0f;
   }
   double grad_norm = 0.0;
   {
