@@ -275,19 +275,29 @@ def train_profile(args, backend, steps, out_dir):
     return families, step_ms, float(gflops.group(1)), float(gflops.group(2))
 
 
-def timed_rate(metrics_path, first, last, config_path=os.path.join(ROOT, "configs", "default.json")):
-    """Tokens/s of steps first+1..last of a run of config_path, from metrics.jsonl: each line's
-    tokens_per_s is the run's tokens so far over its summed step times, so those times are recovered."""
+def metrics_by_step(metrics_path):
+    """A run's metrics.jsonl lines, by step."""
     lines = {}
     with open(metrics_path, encoding="utf-8") as f:
         for line in f:
             record = json.loads(line)
             lines[record["step"]] = record
+    return lines
+
+
+def tokens_per_step(config_path):
     with open(config_path, encoding="utf-8") as f:
         config = json.load(f)
-    tokens_per_step = config["train"]["batch_size"] * config["model"]["block_size"]
-    step_time = {s: s * tokens_per_step / lines[s]["tokens_per_s"] for s in (first, last) if s > 0}
-    return (last - first) * tokens_per_step / (step_time[last] - step_time.get(first, 0.0))
+    return config["train"]["batch_size"] * config["model"]["block_size"]
+
+
+def timed_rate(metrics_path, first, last, config_path=os.path.join(ROOT, "configs", "default.json")):
+    """Tokens/s of steps first+1..last of a run of config_path, from metrics.jsonl: each line's
+    tokens_per_s is the run's tokens so far over its summed step times, so those times are recovered."""
+    lines = metrics_by_step(metrics_path)
+    per_step = tokens_per_step(config_path)
+    step_time = {s: s * per_step / lines[s]["tokens_per_s"] for s in (first, last) if s > 0}
+    return (last - first) * per_step / (step_time[last] - step_time.get(first, 0.0))
 
 
 def train_command(args, threads):

@@ -50,7 +50,8 @@ import time
 
 import script_io
 from benchmark import (CORENAME_CODE, OPENBLAS_OPENMP, ROOT, fair_env, kernels_report, last_json, openblas_choice,
-                       print_machine, run, source_commit, timed_rate, torch_available)
+                       metrics_by_step, print_machine, run, source_commit, timed_rate,
+                       tokens_per_step, torch_available)
 
 NANOGPT_FILES = ("train.py", "model.py", "configurator.py", "config/train_shakespeare_char.py",
                  "data/shakespeare_char/prepare.py")
@@ -137,20 +138,16 @@ def steps_for(args, work, text_path, wall_budget):
          "--max-steps", str(RATE_STEPS), "--set", f"data.path={text_path}",
          "--set", f"train.eval_interval={RATE_EVAL_INTERVAL}", "--set", f"train.checkpoint_interval={RATE_EVAL_INTERVAL}"])
     wall = time.perf_counter() - start
-    metrics = {}
-    with open(os.path.join(out_dir, "metrics.jsonl"), encoding="utf-8") as f:
-        for line in f:
-            record = json.loads(line)
-            metrics[record["step"]] = record
-    with open(CONFIG, encoding="utf-8") as f:
-        config = json.load(f)
-    tokens_per_step = config["train"]["batch_size"] * config["model"]["block_size"]
-    step_s = tokens_per_step / timed_rate(os.path.join(out_dir, "metrics.jsonl"), 20, RATE_STEPS, CONFIG)
-    all_steps_s = RATE_STEPS * tokens_per_step / metrics[RATE_STEPS]["tokens_per_s"]
+    metrics = metrics_by_step(os.path.join(out_dir, "metrics.jsonl"))
+    symbols_per_step = tokens_per_step(CONFIG)
+    step_s = symbols_per_step / timed_rate(os.path.join(out_dir, "metrics.jsonl"), 20, RATE_STEPS, CONFIG)
+    all_steps_s = RATE_STEPS * symbols_per_step / metrics[RATE_STEPS]["tokens_per_s"]
     # elapsed_s at the last step: the loop's wall time, with the evaluations before it.
     evaluation_s = max(0.0, metrics[RATE_STEPS]["elapsed_s"] - all_steps_s) / (RATE_STEPS // RATE_EVAL_INTERVAL - 1)
     fixed_s = wall - metrics[RATE_STEPS]["elapsed_s"]  # start-up, the last evaluation, the files at the end
-    per_step = step_s + evaluation_s / config["train"]["eval_interval"]
+    with open(CONFIG, encoding="utf-8") as f:
+        eval_interval = json.load(f)["train"]["eval_interval"]
+    per_step = step_s + evaluation_s / eval_interval
     steps = max(1, math.floor((wall_budget - fixed_s) / per_step))
     shutil.rmtree(out_dir)
     return steps, f"{step_s * 1000:.1f} ms a step, {evaluation_s:.2f} s an evaluation, {fixed_s:.1f} s start and end"
