@@ -208,12 +208,14 @@ TEST(Patching, TheProbeModeSwapsTheAnswersFact) {
   const std::optional<CorruptPrompt> p = corrupt_prompt(first, items, s.vocab, 64);
   ASSERT_TRUE(p);
   EXPECT_EQ(p->clean, first.prompt);
-  EXPECT_NE(p->replacement, first.answer);
   EXPECT_EQ(p->corrupt.size(), p->clean.size());
+  EXPECT_EQ(p->positions, std::vector<int64_t>{4});
+  ASSERT_EQ(p->replacements.size(), 1u);
+  EXPECT_NE(p->replacements[0], first.answer);
   for (size_t i = 0; i < p->clean.size(); ++i)
     EXPECT_EQ(p->corrupt[i] == p->clean[i], i != 4u) << i;
-  EXPECT_EQ(p->corrupt[4], p->replacement);
-  EXPECT_EQ(p->clean.find(p->replacement), std::u32string::npos);
+  EXPECT_EQ(p->corrupt[4], p->replacements[0]);
+  EXPECT_EQ(p->clean.find(p->replacements[0]), std::u32string::npos);
   ProbeItem unsourced = first;
   unsourced.source = -1;
   EXPECT_FALSE(corrupt_prompt(unsourced, items, s.vocab, 64));
@@ -228,31 +230,38 @@ TEST(Patching, TheProbeModeSwapsTheAnswersFact) {
   EXPECT_EQ(counted, 30);
 }
 
-// --swap key: the symbol that tells the answer's fact apart (the verb's last character for
-// colour, the colour for what and who) is replaced, so the question no longer matches the
-// fact; the answer stays and the competitor is what the corrupt run answers instead.
+// --swap key: every symbol that tells the answer's fact apart (the name and the verb for
+// colour, those and the colour for what, the colour for who) is replaced, so the question
+// matches the fact on none of them; the answer stays and the competitor is what the corrupt
+// run answers instead.
 TEST(Patching, TheKeySwapChangesTheSymbolTheQuestionMatchesOn) {
   const std::vector<ProbeItem> items = probe();
   Subject s = random_subject("rope");
-  EXPECT_EQ(key_offset(items, "colour"), 1);
-  EXPECT_EQ(key_offset(items, "what"), 1);
-  EXPECT_EQ(key_offset(items, "who"), 5);  // 小 and 是 repeat in every fact, an object may repeat, a colour not
-  EXPECT_EQ(key_offset(items, "none"), 0);
+  EXPECT_EQ(key_offsets(items, "colour"), (std::vector<int64_t>{1, 2, 3}));  // 着, 拿, 韩 (小 repeats)
+  EXPECT_EQ(key_offsets(items, "what"), (std::vector<int64_t>{1, 2, 3, 4}));  // 黑, 着, 拿, 韩
+  EXPECT_EQ(key_offsets(items, "who"), std::vector<int64_t>{5});  // 小 and 是 repeat in every fact, an object may repeat, a colour not
+  EXPECT_TRUE(key_offsets(items, "none").empty());
   const std::u32string colours = U"红黄蓝绿白黑紫灰粉橙";
-  struct Expected { size_t item; int64_t position; };
-  // items[0]: 小韩拿着黑花瓶 ... 小韩拿着 -> 黑: 着 at 3; the story uses 着, 了 and 见, so 过.
-  // items[1]: ... 小韩拿着黑 -> 花: 黑 at 4. items[4]: 红铅笔是小陈的。灰鞋子是小马的。... -> 马: 灰 at 8.
-  for (const Expected& e : {Expected{0, 3}, Expected{1, 4}, Expected{4, 8}}) {
+  struct Expected { size_t item; std::vector<int64_t> positions; };
+  // items[0]: 小韩拿着黑花瓶 ... 小韩拿着 -> 黑: 着 3, 拿 2, 韩 1; the story uses 拿着, 买了 and
+  // 看见, so the verb becomes 画过. items[1]: ... 小韩拿着黑 -> 花: 黑 4 and those.
+  // items[4]: 红铅笔是小陈的。灰鞋子是小马的。... -> 马: 灰 at 8.
+  for (const Expected& e : {Expected{0, {3, 2, 1}}, Expected{1, {4, 3, 2, 1}}, Expected{4, {8}}}) {
     const ProbeItem& item = items[e.item];
     const std::optional<CorruptPrompt> p = corrupt_prompt(item, items, s.vocab, 64, Swap::key);
     ASSERT_TRUE(p) << e.item;
-    EXPECT_EQ(p->position, e.position) << e.item;
+    EXPECT_EQ(p->positions, e.positions) << e.item;
+    ASSERT_EQ(p->replacements.size(), e.positions.size()) << e.item;
     for (size_t i = 0; i < p->clean.size(); ++i)
-      EXPECT_EQ(p->corrupt[i] == p->clean[i], static_cast<int64_t>(i) != e.position) << e.item << " " << i;
-    EXPECT_EQ(p->corrupt[static_cast<size_t>(e.position)], p->replacement);
-    EXPECT_EQ(p->clean.find(p->replacement), std::u32string::npos) << e.item;
-    if (e.item == 0) EXPECT_EQ(p->replacement, U'过');
-    else EXPECT_NE(colours.find(p->replacement), std::u32string::npos) << e.item;
+      EXPECT_EQ(p->corrupt[i] == p->clean[i],
+                std::find(e.positions.begin(), e.positions.end(), static_cast<int64_t>(i)) == e.positions.end())
+          << e.item << " " << i;
+    for (size_t j = 0; j < e.positions.size(); ++j) {
+      EXPECT_EQ(p->corrupt[static_cast<size_t>(e.positions[j])], p->replacements[j]) << e.item;
+      EXPECT_EQ(p->clean.find(p->replacements[j]), std::u32string::npos) << e.item;
+    }
+    if (e.item == 0) EXPECT_EQ(p->replacements.substr(0, 2), U"过画");
+    else EXPECT_NE(colours.find(p->replacements[0]), std::u32string::npos) << e.item;
   }
   // The probe mode's per-kind restoration is the single-pair patching of each item's pair
   // (the answer against the corrupt run's choice), summed as sum(patched - corrupt) /
@@ -261,7 +270,7 @@ TEST(Patching, TheKeySwapChangesTheSymbolTheQuestionMatchesOn) {
   const ProbePatching mean = patch_probe(s.model, s.vocab, few, Swap::key);
   EXPECT_EQ(mean.swap, Swap::key);
   for (const KindPatching& k : mean.kinds) {
-    EXPECT_EQ(k.key_offset, key_offset(few, k.kind)) << k.kind;
+    EXPECT_EQ(k.key_offsets, key_offsets(few, k.kind)) << k.kind;
     std::vector<double> moved(k.heads.size(), 0.0);
     double gap = 0.0;
     int64_t counted = 0;
@@ -294,7 +303,7 @@ TEST(CircuitExplorer, ThePageHoldsTheModesNumbers) {
   ASSERT_TRUE(patching["available"].get<bool>());
   const std::optional<CorruptPrompt> partner = corrupt_prompt(items[0], items, s.vocab, 64);
   const Patching p = patch_activations(s.model, s.vocab, partner->clean, partner->corrupt, s.vocab.find(items[0].answer),
-                                       s.vocab.find(partner->replacement));
+                                       s.vocab.find(partner->replacements[0]));
   for (int64_t l = 0; l < 2; ++l)
     for (int64_t h = 0; h < 2; ++h) EXPECT_NEAR(patching["heads"][l][h].get<double>(), p.heads[l * 2 + h], 1e-8);
   EXPECT_EQ(page["composition"]["pairs"].size(), 4u);

@@ -51,8 +51,8 @@ void add_circuit_options(CLI::App& cmd, InspectHeadsOptions& o) {
   cmd.add_option("--corrupt", o.corrupt, "With --patch: the corrupt text, as long as --clean");
   cmd.add_option("--swap", o.swap,
                  "With --patch --probe: what each item's corrupt prompt changes in the answer's fact: value (default; "
-                 "the answer symbol, for the head that writes it) or key (the symbol the question matches on, for the "
-                 "head that carries it to the answer)")
+                 "the answer symbol, for the head that writes it) or key (every symbol the question could match the "
+                 "fact on, for the head that carries it to the answer)")
       ->check(CLI::IsMember({"value", "key"}));
 }
 

@@ -26,7 +26,7 @@ json patching_of(Gpt& model, const Vocab& vocab, const std::vector<int32_t>& ids
     const std::optional<CorruptPrompt> prompt = corrupt_prompt(item, *probes, vocab, block);
     if (!prompt || vocab.find_all(prompt->clean) != ids) continue;
     const Patching p = patch_activations(model, vocab, prompt->clean, prompt->corrupt, vocab.find(item.answer),
-                                         vocab.find(prompt->replacement));
+                                         vocab.find(prompt->replacements[0]));
     const json full = patching_json(p);
     std::string corrupt;
     for (const auto& t : p.corrupt_tokens) corrupt += t;

@@ -205,8 +205,8 @@ json patching_json(const Patching& p) {
 std::string format_probe_patching(const ProbePatching& p) {
   std::string out =
       p.swap == Swap::key
-          ? "activation patching over the probe, --swap key: per item the fact's key (the symbol that tells it apart, "
-            "k before the answer's source) replaced by another story's, so the question no longer matches it; against "
+          ? "activation patching over the probe, --swap key: per item the fact's key (every symbol that tells it apart, "
+            "k before the answer's source) replaced by another story's, so the question matches it on none; against "
             "the corrupt run's choice"
           : "activation patching over the probe, --swap value: per item the answer's fact replaced by another story's "
             "of the same kind, against that replacement";
@@ -219,7 +219,11 @@ std::string format_probe_patching(const ProbePatching& p) {
   for (const KindPatching& k : p.kinds) out += format(" %+10.4f", k.items ? k.gap / static_cast<double>(k.items) : 0.0);
   if (p.swap == Swap::key) {
     out += "\n  key k   ";
-    for (const KindPatching& k : p.kinds) out += format(" %10lld", static_cast<long long>(k.key_offset));
+    for (const KindPatching& k : p.kinds) {
+      std::string offsets;
+      for (int64_t o : k.key_offsets) offsets += (offsets.empty() ? "" : ",") + std::to_string(o);
+      out += format(" %10s", offsets.empty() ? "-" : offsets.c_str());
+    }
   }
   for (int64_t l = 0; l < p.n_layer; ++l)
     for (int64_t h = 0; h < p.n_head; ++h) {
@@ -237,7 +241,7 @@ json probe_patching_json(const ProbePatching& p) {
     json heads = json::array();
     for (double h : k.heads) heads.push_back(round9(h));
     json kind = {{"kind", k.kind}, {"items", k.items}, {"gap", round9(k.items ? k.gap / static_cast<double>(k.items) : 0.0)}};
-    if (p.swap == Swap::key) kind["key_offset"] = k.key_offset;
+    if (p.swap == Swap::key) kind["key_offsets"] = k.key_offsets;
     kind["heads"] = heads;
     out["kinds"].push_back(kind);
   }

@@ -136,8 +136,9 @@ bool key_at(const ProbeItem& item, int64_t k) {
 
 }  // namespace
 
-int64_t key_offset(const std::vector<ProbeItem>& probes, const std::string& kind) {
+std::vector<int64_t> key_offsets(const std::vector<ProbeItem>& probes, const std::string& kind) {
   constexpr int64_t kFarthest = 8;
+  std::vector<int64_t> offsets;
   for (int64_t k = 1; k <= kFarthest; ++k) {
     bool any = false, all = true;
     for (const ProbeItem& item : probes) {
@@ -148,10 +149,10 @@ int64_t key_offset(const std::vector<ProbeItem>& probes, const std::string& kind
         break;
       }
     }
-    if (!any) return 0;
-    if (all) return k;
+    if (!any) return {};
+    if (all) offsets.push_back(k);
   }
-  return 0;
+  return offsets;
 }
 
 std::optional<CorruptPrompt> corrupt_prompt(const ProbeItem& item, const std::vector<ProbeItem>& probes,
@@ -159,25 +160,30 @@ std::optional<CorruptPrompt> corrupt_prompt(const ProbeItem& item, const std::ve
   const int64_t size = static_cast<int64_t>(item.prompt.size());
   const int64_t crop = std::max<int64_t>(0, size - block_size);
   if (!has_source(item) || item.source < crop) return std::nullopt;
-  // The symbol to change (the answer's, or the key's k before it) and, in another item of
-  // the kind, the symbol at the same place: the candidates for its replacement.
-  const int64_t k = swap == Swap::key ? key_offset(probes, item.kind) : 0;
-  if (swap == Swap::key && k == 0) return std::nullopt;
-  const int64_t position = item.source - k;
-  if (position < crop) return std::nullopt;
+  // The offsets before the source to change (the answer's own, or every key's) and, in
+  // another item of the kind, the symbols at the same offsets: the candidate replacements.
+  const std::vector<int64_t> offsets = swap == Swap::key ? key_offsets(probes, item.kind) : std::vector<int64_t>{0};
+  if (offsets.empty() || item.source - offsets.back() < crop) return std::nullopt;
   for (const ProbeItem& other : probes) {
-    if (other.kind != item.kind || (swap == Swap::key && !has_source(other))) continue;
-    const char32_t replacement =
-        swap == Swap::key ? other.prompt[static_cast<size_t>(other.source - k)] : other.answer;
-    if (replacement == item.prompt[static_cast<size_t>(position)] || !vocab.find(replacement) ||
-        item.prompt.find(replacement) != std::u32string::npos)
+    if (other.kind != item.kind || (swap == Swap::key && (!has_source(other) || other.source < offsets.back())))
       continue;
+    std::u32string replacements;
+    for (int64_t k : offsets) {
+      const char32_t r = swap == Swap::key ? other.prompt[static_cast<size_t>(other.source - k)] : other.answer;
+      if (r == item.prompt[static_cast<size_t>(item.source - k)] || !vocab.find(r) ||
+          item.prompt.find(r) != std::u32string::npos || replacements.find(r) != std::u32string::npos)
+        break;
+      replacements += r;
+    }
+    if (replacements.size() != offsets.size()) continue;
     CorruptPrompt p;
     p.clean = item.prompt.substr(static_cast<size_t>(crop));
     p.corrupt = p.clean;
-    p.position = position - crop;
-    p.corrupt[static_cast<size_t>(p.position)] = replacement;
-    p.replacement = replacement;
+    for (size_t i = 0; i < offsets.size(); ++i) {
+      p.positions.push_back(item.source - offsets[i] - crop);
+      p.corrupt[static_cast<size_t>(p.positions.back())] = replacements[i];
+    }
+    p.replacements = std::move(replacements);
     return p;
   }
   return std::nullopt;
@@ -204,7 +210,7 @@ ProbePatching patch_probe(Gpt& model, const Vocab& vocab, const std::vector<Prob
     // The competitor: the changed fact's value, or, when the key was changed, whatever the
     // corrupt run answers instead.
     LogitPair pair{*answer, 0};
-    if (swap == Swap::value) pair.against = *vocab.find(prompt->replacement);
+    if (swap == Swap::value) pair.against = *vocab.find(prompt->replacements[0]);
     else {
       const int64_t T = static_cast<int64_t>(clean->size());
       pair.against = best_symbol(corrupt_logits.data() + (T - 1) * V, V);
@@ -219,8 +225,8 @@ ProbePatching patch_probe(Gpt& model, const Vocab& vocab, const std::vector<Prob
     const Patching p = sweep(model, *clean, corrupt, pair, clean_difference, corrupt_difference, false);
     auto kind = std::find_if(out.kinds.begin(), out.kinds.end(), [&](const KindPatching& k) { return k.kind == item.kind; });
     if (kind == out.kinds.end()) {
-      KindPatching k{item.kind, 0, std::vector<double>(p.heads.size(), 0.0), 0.0, 0};
-      if (swap == Swap::key) k.key_offset = key_offset(probes, item.kind);
+      KindPatching k{item.kind, 0, std::vector<double>(p.heads.size(), 0.0), 0.0, {}};
+      if (swap == Swap::key) k.key_offsets = key_offsets(probes, item.kind);
       out.kinds.push_back(std::move(k));
       kind = out.kinds.end() - 1;
     }

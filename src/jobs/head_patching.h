@@ -46,14 +46,16 @@ Patching patch_activations(Gpt& model, const Vocab& vocab, std::u32string_view c
 //   by the answer of another item of the same kind (the first in the file that differs and
 //   is nowhere in the prompt), and that replacement is the competitor. The head that reads
 //   the answer and writes it (an induction head's second half) is what this corrupts.
-// - Swap::key: the fact no longer matches the question. The key is the symbol that tells
-//   the answer's fact apart: for each kind, the nearest offset k before the source at which
-//   every item's symbol occurs once in its prompt up to the source and is also the
-//   question's symbol k before its end (the verb's last character for colour, the colour
-//   for what and who). It is replaced by another item's key symbol (the first that differs
-//   and is nowhere in the prompt); the answer stays, and the competitor is the corrupt
-//   run's choice (or, when that is the answer, the clean run's best other symbol). The head
-//   that carries the key onto the answer's source (an induction head's first half) is what
+// - Swap::key: the fact no longer matches the question. The key is every symbol that tells
+//   the answer's fact apart: for each kind, each offset k before the source (up to 8) at
+//   which every item's symbol occurs once in its prompt up to the source and is also the
+//   question's symbol k before its end (colour: the verb's two characters and the name;
+//   what: those and the colour; who: the colour). A model may match on any one of them, so
+//   all are replaced, by the symbols at the same offsets of one other item (the first whose
+//   symbols there all differ and are nowhere in the prompt); the answer stays, and the
+//   competitor is the corrupt run's choice (or, when that is the answer, the clean run's
+//   best other symbol). The head that carries the key onto the answer's source (an
+//   induction head's first half) is what
 //   this corrupts.
 // Each head's restored fraction per kind is the sum over the kind's items of (patched -
 // corrupt) over the sum of (clean - corrupt): a mean that an item whose corruption barely
@@ -69,7 +71,7 @@ struct KindPatching {
   int64_t items = 0;
   std::vector<double> heads;  // [n_layer * n_head] restored over the kind's items
   double gap = 0.0;           // sum over the items of clean - corrupt
-  int64_t key_offset = 0;     // Swap::key: the key's offset before the source (0: none found)
+  std::vector<int64_t> key_offsets;  // Swap::key: the key's offsets before the source (none found: empty)
 };
 struct ProbePatching {
   Swap swap = Swap::value;
@@ -83,15 +85,15 @@ ProbePatching patch_probe(Gpt& model, const Vocab& vocab, const std::vector<Prob
 // block_size symbols like the clean prompt; nothing when the item has none.
 struct CorruptPrompt {
   std::u32string clean, corrupt;
-  int64_t position = 0;      // the changed symbol's index in clean and corrupt
-  char32_t replacement = 0;  // the symbol written there
+  std::vector<int64_t> positions;  // the changed symbols' indices in clean and corrupt, nearest the source first
+  std::u32string replacements;     // the symbol written at each (Swap::value: one, the competitor)
 };
 std::optional<CorruptPrompt> corrupt_prompt(const ProbeItem& item, const std::vector<ProbeItem>& probes,
                                             const Vocab& vocab, int64_t block_size, Swap swap = Swap::value);
 
-// Swap::key's offset for KIND: the nearest k >= 1 at which every item of the kind with a
-// source has prompt[source - k] once in prompt[0, source) and equal to the question's
-// symbol k before the prompt's end; 0 when there is none (up to 8 symbols back).
-int64_t key_offset(const std::vector<ProbeItem>& probes, const std::string& kind);
+// Swap::key's offsets for KIND, nearest first: each k in [1, 8] at which every item of the
+// kind with a source has prompt[source - k] once in prompt[0, source) and equal to the
+// question's symbol k before the prompt's end; empty when there is none.
+std::vector<int64_t> key_offsets(const std::vector<ProbeItem>& probes, const std::string& kind);
 
 }  // namespace mg
