@@ -13,11 +13,15 @@ measures, for no busy process and then for 1..N of them, one after the other:
     (`--threads 0`) and at `--threads 1`; the PyTorch reference's train-bench at --threads
     (default 2) and at 1 thread, in benchmark.py's fair environment (OPENBLAS_CORETYPE and
     OPENBLAS_L2_SIZE removed, the fastest OpenBLAS core forced);
-  - the wall time, from start to exit, of three small commands on the default model's shape
-    (the checkpoint the first training run wrote, or --checkpoint): `inspect-heads --text T
-    --format json` on T, the first 64 symbols of data/corpus.txt; `eval --text-file F` on its
-    first 65 (eval's one window: 64 inputs and their 64 targets); `sample --max-new-tokens
-    64`; each at the default thread count and at `--threads 1`.
+  - the wall time, from start to exit, of small commands on the default model's shape (the
+    checkpoint the first training run wrote, or --checkpoint): `inspect-heads --text T
+    --format json`, `--attribution` and `--roles` (over data/probe.jsonl) on T, the first 64
+    symbols of data/corpus.txt; `eval --text-file F` on its first 65 (eval's one window: 64
+    inputs and their 64 targets); `sample --max-new-tokens 64`. Each runs --small-repeats
+    times (default 7) at the default thread count and at `--threads 1`, alternating which goes
+    first, under
+    one set of busy processes; the round's figure is the median of its repeats (one run
+    of 30-50 ms is at the mercy of the scheduler's next tick).
 
 The table gives the median (min-max) of the rounds, each busy column's share of the quiet
 speed (the median of the rounds' shares), and mini-gpt/PyTorch per column (default threads
@@ -78,8 +82,8 @@ def small_inputs(work):
 
 def busy_table(args, with_torch):
     rounds = args.rounds
-    if rounds < 1 or args.train_steps < 1 or args.warmup < 0 or args.threads < 1:
-        raise script_io.ScriptError("--rounds, --train-steps and --threads (PyTorch's) must be at least 1, "
+    if rounds < 1 or args.train_steps < 1 or args.warmup < 0 or args.threads < 1 or args.small_repeats < 1:
+        raise script_io.ScriptError("--rounds, --train-steps, --small-repeats and --threads (PyTorch's) must be at least 1, "
                                     "--warmup at least 0", 2)
     if args.checkpoint is not None:
         if not os.path.isfile(args.checkpoint):
@@ -112,7 +116,10 @@ def busy_table(args, with_torch):
         if with_torch:
             training += [(f"PyTorch, {args.threads} threads", lambda: torch(args.threads)),
                          ("PyTorch, 1 thread", lambda: torch(1))]
+        probe = os.path.join(ROOT, "data", "probe.jsonl")
         small = [("inspect-heads --format json", ["inspect-heads", "--text", text, "--format", "json"]),
+                 ("inspect-heads --attribution", ["inspect-heads", "--text", text, "--attribution"]),
+                 ("inspect-heads --roles", ["inspect-heads", "--roles", "--probe", probe]),
                  ("eval --text-file", ["eval", "--text-file", eval_file]),
                  ("sample --max-new-tokens 64", ["sample", "--max-new-tokens", "64"])]
         rates = {(name, load): [] for name, _ in training for load in loads}
@@ -123,12 +130,18 @@ def busy_table(args, with_torch):
                     with busy_processes(load):
                         rates[(name, load)].append(measure())
                 for name, command in small:
+                    repeats = {0: [], 1: []}
+                    with busy_processes(load):
+                        for repeat in range(args.small_repeats):
+                            # ABBA: each count goes first as often (the first of a pair ran
+                            # 1-2 ms slower in a fixed order, the same binary or not).
+                            for threads in ((0, 1) if repeat % 2 == 0 else (1, 0)):
+                                start = time.perf_counter()
+                                run([args.binary, command[0], "--checkpoint", ckpt, "--threads", str(threads)]
+                                    + command[1:])
+                                repeats[threads].append(time.perf_counter() - start)
                     for threads in (0, 1):
-                        with busy_processes(load):
-                            start = time.perf_counter()
-                            run([args.binary, command[0], "--checkpoint", ckpt, "--threads", str(threads)]
-                                + command[1:])
-                            seconds[(name, threads, load)].append(time.perf_counter() - start)
+                        seconds[(name, threads, load)].append(statistics.median(repeats[threads]))
             print(f"round {r + 1}/{rounds}: " + "; ".join(
                 f"{load} busy: " + ", ".join(f"{rates[(name, load)][-1]:,.0f}" for name, _ in training)
                 for load in loads) + " tok/s", flush=True)
@@ -157,7 +170,8 @@ def busy_table(args, with_torch):
             print(f"| {label} | " + " | ".join(ratio_spread(rates[(ours_name, load)], rates[(torch_name, load)])
                                               for load in loads) + " |")
 
-    print(f"\nsmall commands, wall time in s from start to exit, median (min-max) of {rounds} round{'s' * (rounds > 1)}; "
+    print(f"\nsmall commands, wall time in s from start to exit, median (min-max) of {rounds} round{'s' * (rounds > 1)}, "
+          f"each round the median of {args.small_repeats} runs of each thread count, in ABBA order; "
           f"checkpoint {args.checkpoint or 'the first training run of round 1'}; a 64-symbol text "
           "(eval: 65, one window)\n")
     print(header)
