@@ -412,7 +412,7 @@ def main():
                            "and with 1..N busy single-threaded processes")
     busy.add_argument("--checkpoint", help="the model of the small commands (default: the one --busy trains)")
     busy.add_argument("--small-repeats", type=int, metavar="N",
-                      help="runs of each small command per round and thread count, alternating (default 7)")
+                      help="runs of each small command per round and thread count, in ABBA order (default 8)")
     nano = parser.add_argument_group("nanoGPT's CPU recipe side by side (scripts/benchmark_nanogpt.py)")
     nano.add_argument("--nanogpt", metavar="PATH", help="a nanoGPT checkout (never written to): run its README "
                       "CPU recipe and configs/shakespeare.json for its wall time, at --threads each")
@@ -427,7 +427,7 @@ def main():
     if args.small_repeats is not None and args.busy is None:
         raise script_io.ScriptError("--small-repeats is for --busy's small commands", 2)
     if args.small_repeats is None:
-        args.small_repeats = 7
+        args.small_repeats = 8
     if (args.text is not None) != (args.nanogpt is not None):
         raise script_io.ScriptError("--nanogpt PATH and --text FILE go together", 2)
     args.binary = os.path.abspath(args.binary)  # the commands run in ROOT

@@ -18,7 +18,7 @@ measures, for no busy process and then for 1..N of them, one after the other:
     --format json`, `--attribution` and `--roles` (over data/probe.jsonl) on T, the first 64
     symbols of data/corpus.txt; `eval --text-file F` on its first 65 (eval's one window: 64
     inputs and their 64 targets); `sample --max-new-tokens 64`. Each runs --small-repeats
-    times (default 7) at the default thread count and at `--threads 1`, alternating which goes
+    times (default 8) at the default thread count and at `--threads 1`, alternating which goes
     first, under
     one set of busy processes; the round's figure is the median of its repeats (one run
     of 30-50 ms is at the mercy of the scheduler's next tick).
