@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 #include "io/config.h"
 #include "kernels/profile.h"
 #include "tensor/tensor.h"

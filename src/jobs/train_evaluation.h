@@ -8,7 +8,7 @@
 #include "data/batch_sampler.h"
 #include "data/corpus.h"
 #include "data/probe.h"
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 #include "io/config.h"
 #include "jobs/evaluate.h"
 #include "nn/gpt.h"

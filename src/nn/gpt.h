@@ -12,7 +12,7 @@
 #include "nn/hooks.h"
 #include "nn/parameters.h"
 #include "core/random.h"
-#include "spec/model_config.h"
+#include "model_spec/model_config.h"
 
 namespace mg {
 
