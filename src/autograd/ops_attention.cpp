@@ -2,7 +2,7 @@
 // projections as one GEMM), split_qkv_heads (the heads of its rows, q and k RoPE-rotated on
 // the way out), select (their parts, as views), causal_attention_weights (softmax(q k^T /
 // sqrt(d)) fused), and causal_attention, the whole of attention from the rows to the merged
-// heads in one kernel (kernels/attention.h); then the composed forms the fused ones are
+// heads in one kernel (kernels/fused_attention.h); then the composed forms the fused ones are
 // tested against: split_heads / merge_heads (pure re-layouts), rope and causal_softmax. The
 // weighted sum of the composed form is matmul (ops_linear.cpp).
 #include <algorithm>
@@ -10,8 +10,8 @@
 #include <string>
 
 #include "autograd/ops.h"
-#include "kernels/attention.h"
 #include "kernels/elementwise.h"
+#include "kernels/fused_attention.h"
 #include "kernels/gemm.h"
 #include "kernels/rope.h"
 #include "kernels/softmax.h"

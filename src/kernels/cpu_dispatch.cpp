@@ -7,13 +7,13 @@
 // GEMM backend in force (oneDNN's GELU and LayerNorm forward).
 #include <vector>
 
-#include "kernels/adamw.h"
-#include "kernels/attention.h"
 #include "kernels/cpu_kernels.h"
 #include "kernels/cross_entropy.h"
+#include "kernels/fused_attention.h"
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
 #include "kernels/onednn_ops.h"
+#include "kernels/optimizer.h"
 #include "kernels/parallel.h"
 #include "kernels/profile.h"
 #include "kernels/runtime.h"

@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/attention.h"
+#include "kernels/fused_attention.h"
 #include "kernels/gelu.h"
 #include "kernels/gemm.h"
 #include "kernels/layernorm.h"

@@ -1,4 +1,4 @@
-// The fused causal attention of kernels/attention.h, one head at a time. Per head (b, h):
+// The fused causal attention of kernels/fused_attention.h, one head at a time. Per head (b, h):
 //
 //   forward                                   shapes (T positions, d head width)
 //   1. gather q, k, v from the rows, RoPE q, k    Q, K, V [T,d]; Kt = K^T [d,T]
