@@ -18,17 +18,17 @@ import script_io
 # layer -> the layers its files may include (besides its own)
 ALLOWED = {
     "core": set(),
-    "spec": {"core"},
+    "model_spec": {"core"},
     "tensor": {"core"},
     "kernels": {"core", "tensor"},
     "autograd": {"core", "tensor", "kernels"},
-    "nn": {"core", "spec", "tensor", "kernels", "autograd"},
-    "optim": {"core", "spec", "tensor", "kernels", "autograd", "nn"},
+    "nn": {"core", "model_spec", "tensor", "kernels", "autograd"},
+    "optim": {"core", "model_spec", "tensor", "kernels", "autograd", "nn"},
     "data": {"core"},
-    "dist": {"core"},
-    "io": {"core", "spec", "tensor", "data"},
-    "jobs": {"core", "spec", "tensor", "kernels", "autograd", "nn", "optim", "data", "dist", "io"},
-    "cli": {"core", "spec", "tensor", "kernels", "autograd", "nn", "optim", "data", "dist", "io", "jobs"},
+    "distributed": {"core"},
+    "io": {"core", "model_spec", "tensor", "data"},
+    "jobs": {"core", "model_spec", "tensor", "kernels", "autograd", "nn", "optim", "data", "distributed", "io"},
+    "cli": {"core", "model_spec", "tensor", "kernels", "autograd", "nn", "optim", "data", "distributed", "io", "jobs"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"', re.MULTILINE)
 

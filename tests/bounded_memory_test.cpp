@@ -15,7 +15,7 @@
 
 #include "data/corpus.h"
 #include "io/memory_budget.h"
-#include "spec/parameter_shapes.h"
+#include "model_spec/parameter_shapes.h"
 #include "core/error.h"
 #include "tensor/tensor.h"
 #include "config_support.h"

@@ -13,7 +13,7 @@
 
 #include "io/checkpoint.h"
 #include "io/safetensors.h"
-#include "spec/parameter_shapes.h"
+#include "model_spec/parameter_shapes.h"
 #include "core/error.h"
 
 namespace fs = std::filesystem;

@@ -48,7 +48,7 @@ TEST(CircuitGolden, AttributionPatchingAndCompositionMatchTheReference) {
   for (const json& c : golden["cases"]) {
     const std::string name = c["checkpoint"];
     LoadedModel loaded = load_model(test::source_dir() / name);
-    Gpt& model = loaded.model;
+    const Gpt& model = loaded.model;
     const Vocab& vocab = loaded.vocab;
     const int32_t answer = symbol_id(vocab, "answer", c["answer"]), against = symbol_id(vocab, "against", c["against"]);
     const std::u32string text = decode_utf8(c["text"].get<std::string>(), "text");

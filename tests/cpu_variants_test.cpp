@@ -13,12 +13,12 @@
 #include <functional>
 #include <vector>
 
-#include "kernels/adamw.h"
-#include "kernels/attention.h"
 #include "kernels/cpu_variant.h"
 #include "kernels/cross_entropy.h"
+#include "kernels/fused_attention.h"
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
+#include "kernels/optimizer.h"
 #include "kernels/packed_linear.h"
 #include "kernels/parallel.h"
 #include "kernels/rope.h"

@@ -37,7 +37,7 @@ Gpt sharp_model(const ModelConfig& config, uint64_t seed) {
 
 // Logits [T,V] of a full forward over ids at positions 0..T-1: row t is what the model
 // predicts after ids[0..t], whatever follows (the mask is causal).
-std::vector<float> forward_logits(Gpt& model, const std::vector<int32_t>& ids) {
+std::vector<float> forward_logits(const Gpt& model, const std::vector<int32_t>& ids) {
   NoGradGuard no_grad;
   const Tensor all = model.forward(ids, 1, static_cast<int64_t>(ids.size())).value();  // [1,T,V]
   return std::vector<float>(all.data(), all.data() + all.numel());

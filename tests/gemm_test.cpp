@@ -76,7 +76,7 @@ Problem make_problem(const GemmArgs& shape, uint64_t seed, CStart c_start = CSta
 
 // Dense shape helper: tight leading dimensions for the stored layouts.
 GemmArgs dense(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, float alpha = 1.0f, float beta = 0.0f) {
-  GemmArgs g = tight_gemm_args(trans_a, trans_b, M, N, K);
+  GemmArgs g = tight_gemm_args({.trans_a = trans_a, .trans_b = trans_b}, M, N, K);
   g.alpha = alpha;
   g.beta = beta;
   return g;
@@ -84,7 +84,7 @@ GemmArgs dense(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, floa
 
 // Same, batched with tight batch strides.
 GemmArgs batched(int64_t batch, int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, float beta = 0.0f) {
-  GemmArgs g = tight_gemm_args(trans_a, trans_b, M, N, K, batch);
+  GemmArgs g = tight_gemm_args({.trans_a = trans_a, .trans_b = trans_b}, M, N, K, batch);
   g.beta = beta;
   return g;
 }
@@ -317,7 +317,7 @@ TEST_P(GemmBackendTest, EpilogueRulesAreChecked) {
   accumulating.beta = 1.0f;  // (C + AB) * m is not what a gradient's multiplier means
   accumulating.multiplier = p.c.data();
   EXPECT_ANY_THROW(GetParam().run(accumulating));
-  GemmArgs many = tight_gemm_args(false, false, 4, 3, 2, 2);
+  GemmArgs many = tight_gemm_args({}, 4, 3, 2, 2);
   many.A = p.a.data(), many.B = p.b.data(), many.C = p.c.data(), many.bias = bias;
   EXPECT_ANY_THROW(GetParam().run(many));
 }
@@ -368,7 +368,7 @@ TEST(GemmDispatch, MatmulTwoDRunsTheSelectedBackend) {
   for (GemmBackend backend : {GemmBackend::reference, GemmBackend::openblas, GemmBackend::onednn}) {
     set_gemm_backend(backend);
     float c[4] = {kNaN, kNaN, kNaN, kNaN};
-    matmul_2d(a, b, c, 2, 2, 3, false, false);
+    matmul_2d(a, b, c, 2, 2, 3, {});
     EXPECT_FLOAT_EQ(c[0], 4.0f) << backend_name(backend);
     EXPECT_FLOAT_EQ(c[1], 5.0f) << backend_name(backend);
     EXPECT_FLOAT_EQ(c[2], 10.0f) << backend_name(backend);

@@ -13,7 +13,7 @@ namespace {
 
 const std::u32string kText = U"小丁拿着红色的苹果。谁拿着红色的苹果？小丁。";
 
-std::vector<float> logits(Gpt& model, const std::vector<int32_t>& ids, ForwardHooks* hooks = nullptr) {
+std::vector<float> logits(const Gpt& model, const std::vector<int32_t>& ids, ForwardHooks* hooks = nullptr) {
   NoGradGuard no_grad;
   const Tensor t = model.forward(ids, 1, static_cast<int64_t>(ids.size()), {.hooks = hooks}).value();
   return std::vector<float>(t.data(), t.data() + t.numel());

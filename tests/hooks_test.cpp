@@ -26,7 +26,7 @@ Gpt random_model(const std::string& position) {
 
 const std::vector<int32_t> kIds = {1, 4, 2, 9, 0, 3, 3, 7, 10, 5};  // B = 2, T = 5
 
-Tensor run(Gpt& model, ForwardHooks* hooks, const std::vector<int32_t>& ids = kIds) {
+Tensor run(const Gpt& model, ForwardHooks* hooks, const std::vector<int32_t>& ids = kIds) {
   NoGradGuard no_grad;
   return model.forward(ids, 2, 5, {.hooks = hooks}).value().clone();
 }

@@ -21,7 +21,7 @@
 #include "io/config.h"
 #include "io/dir_lock.h"
 #include "data/json_limits.h"
-#include "spec/parameter_shapes.h"
+#include "model_spec/parameter_shapes.h"
 #include "core/error.h"
 #include "error_support.h"
 

@@ -6,7 +6,7 @@
 
 #include "core/random.h"
 #include "nn/gpt.h"
-#include "spec/model_config.h"
+#include "model_spec/model_config.h"
 
 namespace mg::test {
 

@@ -33,7 +33,7 @@ struct Product {
   std::vector<float> a, b, c;
   GemmArgs args;
   Product(int64_t batch, int64_t n) : a(batch * n * n, 0.5f), b(batch * n * n, 0.25f), c(batch * n * n) {
-    args = tight_gemm_args(false, false, n, n, n, batch);
+    args = tight_gemm_args({}, n, n, n, batch);
     args.A = a.data();
     args.B = b.data();
     args.C = c.data();

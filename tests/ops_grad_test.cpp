@@ -311,7 +311,7 @@ Var composed_attention(const Var& qkv, int64_t H, const RopeTable* table, float 
   return merge_heads(matmul(weights, select(heads, 2)));
 }
 
-// Fused causal attention (kernels/attention.h) against finite differences, with and without
+// Fused causal attention (kernels/fused_attention.h) against finite differences, with and without
 // RoPE, into a qkv whose gradient an earlier backward already holds (the op must add), and
 // against the composed ops on shapes whose T and d fill no vector and no block, on several
 // blocks, and on the model's own (T 64, d 32): values, weights and gradients.

@@ -24,7 +24,7 @@ Gpt small_model(const char* position) {
 }
 
 // Logits [V] of the last position of a full forward over ids (at positions 0..n-1).
-std::vector<float> full_logits(Gpt& model, const std::vector<int32_t>& ids) {
+std::vector<float> full_logits(const Gpt& model, const std::vector<int32_t>& ids) {
   NoGradGuard no_grad;
   const int64_t T = static_cast<int64_t>(ids.size()), V = model.config().vocab_size;
   Tensor all = model.forward(ids, 1, T).value();

@@ -121,7 +121,7 @@ Var causal_softmax(const Var& scores);
 Var causal_attention_weights(const Var& q, const Var& k, float scale);
 
 // Causal self-attention from qkv_projection's rows to the heads merged back, in one op
-// (kernels/attention.h): with q, k, v the n_head heads of qkv [B,T,3D],
+// (kernels/fused_attention.h): with q, k, v the n_head heads of qkv [B,T,3D],
 //   w = causal_softmax(rope(q) rope(k)^T * scale)   [B,H,T,T], the projected_weights
 //   out = merge_heads(w v)                          [B,T,D]
 // as split_qkv_heads, select, causal_attention_weights, matmul and merge_heads compute it.

@@ -2,7 +2,7 @@
 // projections as one GEMM), split_qkv_heads (the heads of its rows, q and k RoPE-rotated on
 // the way out), select (their parts, as views), causal_attention_weights (softmax(q k^T /
 // sqrt(d)) fused), and causal_attention, the whole of attention from the rows to the merged
-// heads in one kernel (kernels/attention.h); then the composed forms the fused ones are
+// heads in one kernel (kernels/fused_attention.h); then the composed forms the fused ones are
 // tested against: split_heads / merge_heads (pure re-layouts), rope and causal_softmax. The
 // weighted sum of the composed form is matmul (ops_linear.cpp).
 #include <algorithm>
@@ -10,8 +10,8 @@
 #include <string>
 
 #include "autograd/ops.h"
-#include "kernels/attention.h"
 #include "kernels/elementwise.h"
+#include "kernels/fused_attention.h"
 #include "kernels/gemm.h"
 #include "kernels/rope.h"
 #include "kernels/softmax.h"
@@ -34,16 +34,16 @@ Var qkv_projection(const Var& x, const Var& wq, const Var& wk, const Var& wv) {
   std::memcpy(w_packed.data() + D * D, wk.value().data(), sizeof(float) * D * D);
   std::memcpy(w_packed.data() + 2 * D * D, wv.value().data(), sizeof(float) * D * D);
   Tensor out = Tensor::empty({B, T, 3 * D});
-  matmul_2d(x.value().data(), w_packed.data(), out.data(), rows, 3 * D, D, false, true);
+  matmul_2d(x.value().data(), w_packed.data(), out.data(), rows, 3 * D, D, {.trans_b = true});
 
   return make_result(out, {x, wq, wk, wv}, [x, wq, wk, wv, w_packed, D, rows](const Tensor& dout) {
     if (x.requires_grad()) {  // dx [rows,D] (+)= dout [rows,3D] @ w_packed [3D,D]
       const GradOut dx = x.grad_out();
-      matmul_2d(dout.data(), w_packed.data(), dx.data, rows, D, 3 * D, false, false, dx.accumulate ? 1.0f : 0.0f);
+      matmul_2d(dout.data(), w_packed.data(), dx.data, rows, D, 3 * D, {}, dx.accumulate ? 1.0f : 0.0f);
     }
     if (!wq.requires_grad() && !wk.requires_grad() && !wv.requires_grad()) return;
     Tensor dw_packed = Tensor::empty({3 * D, D});  // [3D,D] = dout^T [3D,rows] @ x [rows,D]
-    matmul_2d(dout.data(), x.value().data(), dw_packed.data(), 3 * D, D, rows, true, false);
+    matmul_2d(dout.data(), x.value().data(), dw_packed.data(), 3 * D, D, rows, {.trans_a = true});
     const Var* weights[3] = {&wq, &wk, &wv};
     for (int64_t i = 0; i < 3; ++i) {
       if (!weights[i]->requires_grad()) continue;
@@ -200,7 +200,7 @@ Var causal_attention_weights(const Var& q, const Var& k, float scale) {
   // weights [batch,Tq,Tk] = scale * q k^T, then softmax row by row in place.
   Tensor weights = Tensor::empty(out_shape);
   {
-    GemmArgs g = tight_gemm_args(false, true, Tq, Tk, d, batch);
+    GemmArgs g = tight_gemm_args({.trans_b = true}, Tq, Tk, d, batch);
     g.alpha = scale;
     g.A = q.value().data();
     g.B = k.value().data();
@@ -218,7 +218,7 @@ Var causal_attention_weights(const Var& q, const Var& k, float scale) {
     auto ds_product = [&](const Var& target, const Var& other, bool transpose_ds, int64_t rows) {
       if (!target.requires_grad()) return;
       const GradOut g = target.grad_out();
-      GemmArgs args = tight_gemm_args(transpose_ds, false, rows, d, transpose_ds ? Tq : Tk, batch);
+      GemmArgs args = tight_gemm_args({.trans_a = transpose_ds}, rows, d, transpose_ds ? Tq : Tk, batch);
       args.A = ds.data();
       args.B = other.value().data();
       args.C = g.data;

@@ -16,9 +16,9 @@ namespace {
 
 // C[i] (+)= op(A[i]) op(B[i]) for i < batch: A [M,K] (or [K,M] when trans_a), B [K,N]
 // (or [N,K] when trans_b), C [M,N], all tight and laid out one after another.
-void batched_gemm(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N, int64_t K, const float* A,
+void batched_gemm(GemmTranspose transpose, int64_t batch, int64_t M, int64_t N, int64_t K, const float* A,
                   const float* B, float beta, float* C) {
-  GemmArgs g = tight_gemm_args(trans_a, trans_b, M, N, K, batch);
+  GemmArgs g = tight_gemm_args(transpose, M, N, K, batch);
   g.A = A;
   g.B = B;
   g.beta = beta;
@@ -49,12 +49,12 @@ void linear_backward(const Var& x, const Var& weight, const Var& bias, const Ten
                      int64_t out_width) {
   if (x.requires_grad()) {  // dx [rows,in] (+)= dout [rows,out] @ W [out,in]
     const GradOut dx = x.grad_out();
-    batched_gemm(false, false, 1, rows, in, out_width, dout.data(), weight.value().data(), beta_for(dx.accumulate),
+    batched_gemm({}, 1, rows, in, out_width, dout.data(), weight.value().data(), beta_for(dx.accumulate),
                  dx.data);
   }
   if (weight.requires_grad()) {  // dW [out,in] (+)= dout^T [out,rows] @ x [rows,in]
     const GradOut dweight = weight.grad_out();
-    batched_gemm(true, false, 1, out_width, in, rows, dout.data(), x.value().data(), beta_for(dweight.accumulate),
+    batched_gemm({.trans_a = true}, 1, out_width, in, rows, dout.data(), x.value().data(), beta_for(dweight.accumulate),
                  dweight.data);
   }
   if (bias.requires_grad()) {  // db [out] (+)= sum over rows of dout
@@ -86,21 +86,24 @@ Var matmul(const Var& a, const Var& b, bool transpose_b) {
   Shape out_shape = sa;
   out_shape.back() = N;
   Tensor out = Tensor::empty(out_shape);
-  batched_gemm(false, transpose_b, batch, M, N, K, a.value().data(), b.value().data(), 0.0f, out.data());
+  batched_gemm({.trans_b = transpose_b}, batch, M, N, K, a.value().data(), b.value().data(), 0.0f, out.data());
 
   return make_result(out, {a, b}, [a, b, transpose_b, batch, M, N, K](const Tensor& dout) {
     // out = a @ op(b): da = dout @ op(b)^T, d op(b) = a^T @ dout.
     if (a.requires_grad()) {  // da [M,K] (+)= dout [M,N] @ op(b)^T
       const GradOut da = a.grad_out();
-      batched_gemm(false, !transpose_b, batch, M, K, N, dout.data(), b.value().data(), beta_for(da.accumulate), da.data);
+      batched_gemm({.trans_b = !transpose_b}, batch, M, K, N, dout.data(), b.value().data(), beta_for(da.accumulate),
+                   da.data);
     }
     if (b.requires_grad()) {
       // A shared 2-D b was folded into one product (batch 1); else entries are disjoint.
       const GradOut db = b.grad_out();
       if (transpose_b)  // db [N,K] (+)= dout^T [N,M] @ a [M,K]
-        batched_gemm(true, false, batch, N, K, M, dout.data(), a.value().data(), beta_for(db.accumulate), db.data);
+        batched_gemm({.trans_a = true}, batch, N, K, M, dout.data(), a.value().data(), beta_for(db.accumulate),
+                     db.data);
       else  // db [K,N] (+)= a^T [K,M] @ dout [M,N]
-        batched_gemm(true, false, batch, K, N, M, a.value().data(), dout.data(), beta_for(db.accumulate), db.data);
+        batched_gemm({.trans_a = true}, batch, K, N, M, a.value().data(), dout.data(), beta_for(db.accumulate),
+                     db.data);
     }
   });
 }
@@ -113,7 +116,7 @@ Tensor linear_forward(const Tensor& x, const Tensor& weight, const float* bias, 
                       const Shape& out_shape) {
   const int64_t in = weight.dim(1), out_width = weight.dim(0);
   Tensor out = Tensor::empty(out_shape);
-  GemmArgs g = tight_gemm_args(false, true, x.numel() / in, out_width, in);
+  GemmArgs g = tight_gemm_args({.trans_b = true}, x.numel() / in, out_width, in);
   g.A = x.data();
   g.B = weight.data();
   g.C = out.data();
@@ -189,7 +192,7 @@ Var mlp_residual(const Var& residual, const Var& x, const Var& fc_weight, const 
     }
     if (proj_weight.requires_grad()) {  // dW2 [D,F] (+)= dout^T [D,rows] @ hidden [rows,F]
       const GradOut dw = proj_weight.grad_out();
-      batched_gemm(true, false, 1, D, F, rows, dout.data(), hidden.data(), beta_for(dw.accumulate), dw.data);
+      batched_gemm({.trans_a = true}, 1, D, F, rows, dout.data(), hidden.data(), beta_for(dw.accumulate), dw.data);
     }
     if (proj_bias.requires_grad()) {  // db2 [D] (+)= sum over rows of dout
       const GradOut db = proj_bias.grad_out();
@@ -198,7 +201,7 @@ Var mlp_residual(const Var& residual, const Var& x, const Var& fc_weight, const 
     // dpre [rows,F] = (dout [rows,D] @ W2 [D,F]) * slope: GELU's backward as the GEMM's
     // multiplier, then the first layer's gradients as linear's.
     Tensor dpre = Tensor::empty(slope.shape());
-    GemmArgs g = tight_gemm_args(false, false, rows, F, D);
+    GemmArgs g = tight_gemm_args({}, rows, F, D);
     g.A = dout.data();
     g.B = proj_weight.value().data();
     g.C = dpre.data();

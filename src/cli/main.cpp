@@ -16,7 +16,7 @@
 #include <optional>
 
 #include "cli/commands.h"
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 #include "io/config.h"
 #include "kernels/cpu_variant.h"
 #include "kernels/gemm.h"

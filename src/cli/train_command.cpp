@@ -13,7 +13,7 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 #include "io/config.h"
 #include "io/floor_record.h"
 #include "jobs/head_logging.h"

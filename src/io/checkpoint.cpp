@@ -13,7 +13,7 @@
 #include "data/json_limits.h"
 #include "io/safetensors.h"
 #include "core/error.h"
-#include "spec/parameter_shapes.h"
+#include "model_spec/parameter_shapes.h"
 
 namespace mg {
 namespace {

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "spec/model_config.h"
+#include "model_spec/model_config.h"
 
 namespace mg {
 

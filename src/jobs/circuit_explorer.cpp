@@ -9,7 +9,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-json attribution_at(Gpt& model, const Vocab& vocab, const std::vector<int32_t>& ids, int64_t position) {
+json attribution_at(const Gpt& model, const Vocab& vocab, const std::vector<int32_t>& ids, int64_t position) {
   const Attribution a = attribute_logits(model, vocab, ids, {position, std::nullopt, std::nullopt});
   json parts = json::array();
   for (const AttributionPart& p : a.parts)
@@ -19,7 +19,7 @@ json attribution_at(Gpt& model, const Vocab& vocab, const std::vector<int32_t>& 
 }
 
 // The page's question as a probe item with a source: its corrupted partner is patched.
-json patching_of(Gpt& model, const Vocab& vocab, const std::vector<int32_t>& ids, const std::vector<ProbeItem>* probes) {
+json patching_of(const Gpt& model, const Vocab& vocab, const std::vector<int32_t>& ids, const std::vector<ProbeItem>* probes) {
   if (!probes) return {{"available", false}, {"reason", "no probe set: the question's corrupted partner comes from it"}};
   const int64_t block = model.config().block_size;
   for (const ProbeItem& item : *probes) {
@@ -40,7 +40,7 @@ json patching_of(Gpt& model, const Vocab& vocab, const std::vector<int32_t>& ids
 
 }  // namespace
 
-json circuit_explorer_json(Gpt& model, const Vocab& vocab, const std::vector<int32_t>& ids,
+json circuit_explorer_json(const Gpt& model, const Vocab& vocab, const std::vector<int32_t>& ids,
                            const std::vector<ProbeItem>* probes, const std::vector<int64_t>& positions) {
   json at = json::object();
   for (int64_t p : positions) at[std::to_string(p)] = attribution_at(model, vocab, ids, p);

@@ -21,7 +21,7 @@ namespace mg {
 //  "patching": {"available", "reason" | "corrupt", "answer", "against", "clean",
 //   "corrupt_difference", "heads" [L][H], "streams" [L][T]},
 //  "composition": {"baseline": {"q", "k", "v"}, "pairs": [{"writer", "reader", "q", "k", "v"}]}}
-nlohmann::ordered_json circuit_explorer_json(Gpt& model, const Vocab& vocab, const std::vector<int32_t>& ids,
+nlohmann::ordered_json circuit_explorer_json(const Gpt& model, const Vocab& vocab, const std::vector<int32_t>& ids,
                                              const std::vector<ProbeItem>* probes,
                                              const std::vector<int64_t>& positions);
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "data/corpus.h"
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 #include "io/config.h"
 #include "nn/gpt.h"
 #include "optim/adamw.h"

@@ -13,7 +13,7 @@ namespace {
 constexpr int64_t kWindowsPerForward = 32;
 }
 
-EvalResult evaluate_windows(Gpt& model, std::span<const int32_t> ids) {
+EvalResult evaluate_windows(const Gpt& model, std::span<const int32_t> ids) {
   NoGradGuard no_grad;
   const int64_t T = model.config().block_size, n = static_cast<int64_t>(ids.size());
   const int64_t windows = n >= T + 1 ? (n - 1) / T : 0;  // k with kT + T + 1 <= n
@@ -34,7 +34,7 @@ EvalResult evaluate_windows(Gpt& model, std::span<const int32_t> ids) {
 namespace {
 
 // Sum of the losses of this share's batches among `batches` draws of the sampler.
-double sampled_loss_share(Gpt& model, BatchSampler& sampler, int64_t batches, EvalShare share) {
+double sampled_loss_share(const Gpt& model, BatchSampler& sampler, int64_t batches, EvalShare share) {
   NoGradGuard no_grad;
   const int64_t B = sampler.batch_size(), T = sampler.block_size();
   std::vector<int32_t> inputs(static_cast<size_t>(B * T)), targets(inputs.size());
@@ -49,19 +49,19 @@ double sampled_loss_share(Gpt& model, BatchSampler& sampler, int64_t batches, Ev
 }  // namespace
 
 // The sampler shares the split's storage: no copy of the validation ids per evaluation.
-double sampled_loss(Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed,
+double sampled_loss(const Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed,
                     RowStart row_start) {
   BatchSampler sampler(split, model.config().block_size, batch_size, seed, row_start);
   return sampled_loss_share(model, sampler, batches, EvalShare{}) / static_cast<double>(batches);
 }
 
-double sampled_loss_sum(Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed,
+double sampled_loss_sum(const Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed,
                         EvalShare share, RowStart row_start) {
   BatchSampler sampler(split, model.config().block_size, batch_size, seed, row_start);
   return sampled_loss_share(model, sampler, batches, share);
 }
 
-ProbeScore score_probe(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, EvalShare share,
+ProbeScore score_probe(const Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, EvalShare share,
                        std::span<const HeadAblation> ablations) {
   ProbeScore score;
   std::vector<size_t> kind_of(probes.size());  // index into score.kinds

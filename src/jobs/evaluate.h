@@ -22,12 +22,12 @@ struct EvalResult {
 
 // docs/cli.md, "eval": windows start at 0, T, 2T, ...; inputs s[kT, kT+T), targets
 // s[kT+1, kT+T+1) for every k with kT+T+1 <= n. InputError when no window fits.
-EvalResult evaluate_windows(Gpt& model, std::span<const int32_t> ids);
+EvalResult evaluate_windows(const Gpt& model, std::span<const int32_t> ids);
 
 // Mean loss over `batches` random batches of the split, drawn by a sampler seeded with
 // `seed` so every evaluation of a run scores the same windows; rows start as ROW_START
 // says (the training sampler's choice, so the figure compares with the training loss).
-double sampled_loss(Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed,
+double sampled_loss(const Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed,
                     RowStart row_start = RowStart::anywhere());
 
 // The probe's right answers overall and per question kind: the prompts whose arg-max next
@@ -52,14 +52,14 @@ struct ProbeScore {
 struct EvalShare {
   int part = 0, parts = 1;
 };
-double sampled_loss_sum(Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed,
+double sampled_loss_sum(const Gpt& model, const TokenIds& split, int64_t batch_size, int64_t batches, uint64_t seed,
                         EvalShare share, RowStart row_start = RowStart::anywhere());
 
 // The share's ProbeScore: kinds and item counts are the whole set's, the right answers
 // only the share's (the shares' kind_correct and correct add up to the single process's).
 // ABLATIONS replace heads' outputs in every forward (eval --ablate L.H, inspect-heads
 // --roles: the causal evidence of what a head does).
-ProbeScore score_probe(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes,
+ProbeScore score_probe(const Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes,
                        EvalShare share = EvalShare{}, std::span<const HeadAblation> ablations = {});
 
 }  // namespace mg

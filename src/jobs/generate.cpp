@@ -76,7 +76,7 @@ std::string_view generation_mode_name(GenerationMode mode) {
   return names[static_cast<int>(mode)];
 }
 
-Generator::Generator(Gpt& model, GenerationMode mode) : model_(model), mode_(mode), decoder_(model) {
+Generator::Generator(const Gpt& model, GenerationMode mode) : model_(model), mode_(mode), decoder_(model) {
   if (mode_ == GenerationMode::context_shift && model_.config().position != PositionType::rope)
     throw ArgumentError("context_shift", " needs a model with RoPE positions; this one has model.position \"" +
                         std::string(position_name(model_.config().position)) + "\"");

@@ -52,7 +52,7 @@ class Generator {
  public:
   // The cached modes work on a snapshot of the model's weights taken here. context_shift
   // on a model with learned positions throws InputError.
-  explicit Generator(Gpt& model, GenerationMode mode = GenerationMode::window);
+  explicit Generator(const Gpt& model, GenerationMode mode = GenerationMode::window);
 
   GenerationMode mode() const { return mode_; }
   // Starts a text: prompt must hold at least one id; only its last block_size count.
@@ -63,7 +63,7 @@ class Generator {
 
  private:
   void recompute_window();  // the window from position 0, refilling the cache
-  Gpt& model_;
+  const Gpt& model_;
   GenerationMode mode_;
   Decoder decoder_;
   std::vector<int32_t> window_;  // the last block_size ids (capacity block_size + 1, never reallocated)

@@ -8,7 +8,7 @@
 
 namespace mg {
 
-std::vector<std::vector<float>> head_output_means(Gpt& model, const std::vector<std::vector<int32_t>>& texts) {
+std::vector<std::vector<float>> head_output_means(const Gpt& model, const std::vector<std::vector<int32_t>>& texts) {
   const ModelConfig& c = model.config();
   const int64_t L = c.n_layer, H = c.n_head, d = c.head_width();
   std::vector<std::vector<double>> sums(static_cast<size_t>(L * H), std::vector<double>(static_cast<size_t>(d), 0.0));
@@ -61,7 +61,7 @@ std::vector<HeadAblation> parse_ablations(const std::vector<std::string>& specs,
   return out;
 }
 
-void add_ablation_drops(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, bool mean,
+void add_ablation_drops(const Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, bool mean,
                         RoleReport& report) {
   const ModelConfig& c = model.config();
   std::vector<std::vector<float>> means;

@@ -18,7 +18,7 @@ namespace mg {
 
 // Each head's mean output over TEXTS (each at most block_size ids): [L*H] vectors of [d],
 // index layer * H + head.
-std::vector<std::vector<float>> head_output_means(Gpt& model, const std::vector<std::vector<int32_t>>& texts);
+std::vector<std::vector<float>> head_output_means(const Gpt& model, const std::vector<std::vector<int32_t>>& texts);
 
 // "L.H" strings (eval --ablate) as ablations; with MEANS (from head_output_means) each
 // head is replaced by its mean, else by zeros. InputError names a bad or out-of-range
@@ -29,7 +29,7 @@ std::vector<HeadAblation> parse_ablations(const std::vector<std::string>& specs,
 // Fills every head's accuracy_drop in REPORT (and base_accuracy, ablation): the probe
 // accuracy of the intact model minus that with the head ablated, one head at a time.
 // MEAN: mean-ablation over the probe prompts, else zero-ablation.
-void add_ablation_drops(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, bool mean,
+void add_ablation_drops(const Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, bool mean,
                         RoleReport& report);
 
 }  // namespace mg

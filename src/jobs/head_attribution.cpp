@@ -26,12 +26,12 @@ std::vector<double> row(const float* x, int64_t D) { return std::vector<double>(
 
 }  // namespace
 
-Attribution attribute_logits(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
+Attribution attribute_logits(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
                              const AttributionQuery& query) {
   return attribute_logits(model, vocab, encode_for_model(model, vocab, text, what), query);
 }
 
-Attribution attribute_logits(Gpt& model, const Vocab& vocab, const std::vector<int32_t>& ids,
+Attribution attribute_logits(const Gpt& model, const Vocab& vocab, const std::vector<int32_t>& ids,
                              const AttributionQuery& query) {
   const ModelConfig& c = model.config();
   const int64_t T = static_cast<int64_t>(ids.size()), D = c.n_embd, H = c.n_head, d = c.head_width(),
@@ -103,7 +103,7 @@ Attribution attribute_logits(Gpt& model, const Vocab& vocab, const std::vector<i
   return r;
 }
 
-ProbeAttribution attribute_probe(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes) {
+ProbeAttribution attribute_probe(const Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes) {
   ProbeAttribution out;
   const int64_t block = model.config().block_size;
   for (const ProbeItem& item : probes) {

@@ -53,11 +53,11 @@ struct AttributionQuery {
 
 // InputError: the text (WHAT names it) empty, too long or with an unknown symbol; the
 // position out of range; the answer equal to its competitor.
-Attribution attribute_logits(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
+Attribution attribute_logits(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
                              const AttributionQuery& query);
 
 // The same on ids (the probe mode).
-Attribution attribute_logits(Gpt& model, const Vocab& vocab, const std::vector<int32_t>& ids,
+Attribution attribute_logits(const Gpt& model, const Vocab& vocab, const std::vector<int32_t>& ids,
                              const AttributionQuery& query);
 
 // The mean of each part's difference over a probe's items, per question kind, each item
@@ -76,6 +76,6 @@ struct ProbeAttribution {
   int64_t skipped = 0;
   double largest_gap = 0.0;  // max over items of |parts' sum - the forward's difference|
 };
-ProbeAttribution attribute_probe(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes);
+ProbeAttribution attribute_probe(const Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes);
 
 }  // namespace mg

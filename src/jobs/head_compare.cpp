@@ -74,7 +74,7 @@ std::vector<int64_t> min_cost_assignment(const std::vector<double>& cost, int64_
   return result;
 }
 
-HeadComparison compare_heads(Gpt& a, Gpt& b, const std::vector<std::vector<int32_t>>& texts_a,
+HeadComparison compare_heads(const Gpt& a, const Gpt& b, const std::vector<std::vector<int32_t>>& texts_a,
                              const std::vector<std::vector<int32_t>>& texts_b) {
   const int64_t n = a.config().n_layer * a.config().n_head;
   MG_CHECK(n == b.config().n_layer * b.config().n_head, "compare_heads: different numbers of heads");

@@ -34,7 +34,7 @@ struct HeadComparison {
 // TEXTS_A and TEXTS_B are the same texts encoded in each model's vocabulary (each text at
 // most both block sizes). Both models must have the same number of heads in all
 // (n_layer * n_head): MG_CHECK, the caller validates.
-HeadComparison compare_heads(Gpt& a, Gpt& b, const std::vector<std::vector<int32_t>>& texts_a,
+HeadComparison compare_heads(const Gpt& a, const Gpt& b, const std::vector<std::vector<int32_t>>& texts_a,
                              const std::vector<std::vector<int32_t>>& texts_b);
 
 }  // namespace mg

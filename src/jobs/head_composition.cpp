@@ -21,7 +21,7 @@ struct Matrix {
 
 Matrix product(const Matrix& a, const Matrix& b, bool transpose_b = false) {
   Matrix c(a.rows, transpose_b ? b.rows : b.cols);
-  matmul_2d(a.values.data(), b.values.data(), c.values.data(), a.rows, c.cols, a.cols, false, transpose_b);
+  matmul_2d(a.values.data(), b.values.data(), c.values.data(), a.rows, c.cols, a.cols, {.trans_b = transpose_b});
   return c;
 }
 

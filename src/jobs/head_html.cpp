@@ -143,7 +143,7 @@ json circuits_json(const Gpt& model, const Vocab& vocab) {
 // Each head's keys and values once, as float32 (from its trace at the last position: they
 // do not depend on the query), and the rest of its trace at every traced position. One
 // forward pass serves them all.
-json traces_json(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
+json traces_json(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
                  const std::vector<int64_t>& positions) {
   const ModelConfig& c = model.config();
   const int64_t T = static_cast<int64_t>(text.size());
@@ -174,7 +174,7 @@ json traces_json(Gpt& model, const Vocab& vocab, std::u32string_view text, const
           {"heads", std::move(heads)}};
 }
 
-json roles_json(Gpt& model, const Vocab& vocab, const std::vector<int32_t>& ids, const ExplorerOptions& o) {
+json roles_json(const Gpt& model, const Vocab& vocab, const std::vector<int32_t>& ids, const ExplorerOptions& o) {
   RoleOptions options;
   if (o.probes) {
     options.probes = o.probes;
@@ -205,7 +205,7 @@ std::vector<int64_t> traced_positions(int64_t n_layer, int64_t n_head, int64_t T
   return out;
 }
 
-json explorer_data(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
+json explorer_data(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
                    const ExplorerOptions& o) {
   const ModelConfig& c = model.config();
   Inspection inspection = inspect_heads(model, vocab, text, what, {});

@@ -52,7 +52,7 @@ std::vector<int64_t> traced_positions(int64_t n_layer, int64_t n_head, int64_t T
 
 // The page's data. InputError as inspect_heads() for the text (WHAT names it), for a
 // POSITION outside the text, and for a run directory without a readable metrics.jsonl.
-nlohmann::ordered_json explorer_data(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
+nlohmann::ordered_json explorer_data(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
                                      const ExplorerOptions& options);
 
 // The curves of RUN_DIR/metrics.jsonl: training loss (at most ~1000 points, evenly

@@ -20,12 +20,12 @@ double difference(const Tensor& logits, LogitPair pair) {
   return static_cast<double>(row[pair.answer]) - static_cast<double>(row[pair.against]);
 }
 
-Tensor run(Gpt& model, const std::vector<int32_t>& ids, ForwardHooks* hooks) {
+Tensor run(const Gpt& model, const std::vector<int32_t>& ids, ForwardHooks* hooks) {
   return model.forward(ids, 1, static_cast<int64_t>(ids.size()), {.hooks = hooks}).value();
 }
 
 // Every sweep (or the whole heads alone) on two texts of equal length, with the pair fixed.
-Patching sweep(Gpt& model, const std::vector<int32_t>& clean, const std::vector<int32_t>& corrupt, LogitPair pair,
+Patching sweep(const Gpt& model, const std::vector<int32_t>& clean, const std::vector<int32_t>& corrupt, LogitPair pair,
                double clean_difference, double corrupt_difference, bool streams) {
   const ModelConfig& c = model.config();
   const int64_t L = c.n_layer, H = c.n_head, T = static_cast<int64_t>(clean.size());
@@ -79,7 +79,7 @@ Patching sweep(Gpt& model, const std::vector<int32_t>& clean, const std::vector<
 
 }  // namespace
 
-Patching patch_activations(Gpt& model, const Vocab& vocab, std::u32string_view clean_text,
+Patching patch_activations(const Gpt& model, const Vocab& vocab, std::u32string_view clean_text,
                            std::u32string_view corrupt_text, std::optional<int32_t> answer,
                            std::optional<int32_t> against) {
   const std::vector<int32_t> clean = encode_for_model(model, vocab, clean_text, "clean");
@@ -189,7 +189,7 @@ std::optional<CorruptPrompt> corrupt_prompt(const ProbeItem& item, const std::ve
   return std::nullopt;
 }
 
-ProbePatching patch_probe(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, Swap swap) {
+ProbePatching patch_probe(const Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, Swap swap) {
   const ModelConfig& c = model.config();
   const int64_t V = c.vocab_size;
   ProbePatching out;

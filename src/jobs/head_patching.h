@@ -37,7 +37,7 @@ struct Patching {
 // when that is the answer too, the clean run's best other symbol. InputError: a text
 // (CLEAN_WHAT, CORRUPT_WHAT name them) empty, too long or with an unknown symbol; texts of
 // unequal length; answer equal to against; clean and corrupt giving the same difference.
-Patching patch_activations(Gpt& model, const Vocab& vocab, std::u32string_view clean, std::u32string_view corrupt,
+Patching patch_activations(const Gpt& model, const Vocab& vocab, std::u32string_view clean, std::u32string_view corrupt,
                            std::optional<int32_t> answer, std::optional<int32_t> against);
 
 // The probe mode builds each item's corrupt prompt itself, changing one symbol of the fact
@@ -78,7 +78,7 @@ struct ProbePatching {
   int64_t n_layer = 0, n_head = 0, skipped = 0;
   std::vector<KindPatching> kinds;  // in order of first appearance
 };
-ProbePatching patch_probe(Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes,
+ProbePatching patch_probe(const Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes,
                           Swap swap = Swap::value);
 
 // The corrupt partner of a probe item (the probe mode's rules above), cropped to the last

@@ -123,7 +123,7 @@ std::vector<std::vector<int32_t>> probe_texts(const Vocab& vocab, const std::vec
   return out;
 }
 
-RoleReport score_head_roles(Gpt& model, const Vocab& vocab, const RoleOptions& o) {
+RoleReport score_head_roles(const Gpt& model, const Vocab& vocab, const RoleOptions& o) {
   const ModelConfig& c = model.config();
   const int64_t L = c.n_layer, H = c.n_head, heads = L * H;
   struct Sums {

@@ -113,7 +113,7 @@ struct RoleOptions {
   RoleThresholds thresholds;
 };
 
-RoleReport score_head_roles(Gpt& model, const Vocab& vocab, const RoleOptions& options);
+RoleReport score_head_roles(const Gpt& model, const Vocab& vocab, const RoleOptions& options);
 
 // The role names of one head's scores under THRESHOLDS.
 std::string role_name(const HeadRoleScores& s, const RoleThresholds& thresholds);

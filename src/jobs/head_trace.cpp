@@ -78,12 +78,12 @@ std::pair<int64_t, int64_t> parse_head_name(const std::string& spec, const std::
   return {number(spec.substr(0, dot)), number(spec.substr(dot + 1))};
 }
 
-HeadTrace trace_head(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what, int64_t layer,
+HeadTrace trace_head(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what, int64_t layer,
                      int64_t head, int64_t position, int64_t top) {
   return trace_head(model, vocab, trace_forward(model, vocab, text, what), layer, head, position, top);
 }
 
-TraceForward trace_forward(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what) {
+TraceForward trace_forward(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what) {
   TraceForward f;
   const std::vector<int32_t> ids = encode_for_model(model, vocab, text, what);
   for (int32_t id : ids) f.tokens.push_back(vocab.symbol(id));

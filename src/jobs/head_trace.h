@@ -56,7 +56,7 @@ struct HeadTrace {
 
 // InputError: TEXT empty, longer than block_size, or with a symbol outside the vocabulary
 // (WHAT names it); layer, head or position out of range (naming the valid range).
-HeadTrace trace_head(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what, int64_t layer,
+HeadTrace trace_head(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what, int64_t layer,
                      int64_t head, int64_t position, int64_t top = 5);
 
 // The same in two parts, so many traces of one text share one forward pass (the head
@@ -67,7 +67,7 @@ struct TraceForward {
   std::vector<Tensor> streams;      // n_layer + 1 of [1,T,D]: entering each block, then ln_f's input
   std::vector<Tensor> weights;      // n_layer of [1,H,T,T]: projected_weights
 };
-TraceForward trace_forward(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what);
+TraceForward trace_forward(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what);
 HeadTrace trace_head(const Gpt& model, const Vocab& vocab, const TraceForward& forward, int64_t layer, int64_t head,
                      int64_t position, int64_t top = 5);
 

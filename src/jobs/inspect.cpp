@@ -13,7 +13,7 @@ namespace {
 
 // Mean next-symbol cross-entropy over the text: inputs ids[0..T-2], targets ids[1..T-1].
 // The model is causal, so these logits equal those of the full T-position forward.
-double text_loss(Gpt& model, const std::vector<int32_t>& ids, const ForwardOptions& options) {
+double text_loss(const Gpt& model, const std::vector<int32_t>& ids, const ForwardOptions& options) {
   const int64_t n = static_cast<int64_t>(ids.size()) - 1;
   std::vector<int32_t> inputs(ids.begin(), ids.end() - 1), targets(ids.begin() + 1, ids.end());
   return static_cast<double>(model.loss(inputs, targets, 1, n, options).value()[0]);
@@ -21,7 +21,7 @@ double text_loss(Gpt& model, const std::vector<int32_t>& ids, const ForwardOptio
 
 }  // namespace
 
-std::vector<std::vector<float>> head_patterns(Gpt& model, const std::vector<int32_t>& ids) {
+std::vector<std::vector<float>> head_patterns(const Gpt& model, const std::vector<int32_t>& ids) {
   NoGradGuard no_grad;
   const int64_t T = static_cast<int64_t>(ids.size()), H = model.config().n_head;
   ForwardHooks hooks;
@@ -83,7 +83,7 @@ std::vector<int32_t> encode_for_model(const Gpt& model, const Vocab& vocab, std:
   }
 }
 
-Inspection inspect_heads(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
+Inspection inspect_heads(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
                          const InspectOptions& options) {
   const ModelConfig& c = model.config();
   Inspection r;

@@ -79,12 +79,12 @@ std::vector<int32_t> encode_for_model(const Gpt& model, const Vocab& vocab, std:
 // InputError: an empty text; a text longer than block_size (naming the limit); a symbol
 // outside the vocabulary (naming it and its position). Selected layer/head numbers must
 // be in range (MG_CHECK: the caller validates user input).
-Inspection inspect_heads(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
+Inspection inspect_heads(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
                          const InspectOptions& options = {});
 
 // Every head's [T,T] projected_weights on IDS (batch 1, at most block_size ids), index
 // layer * H + head: one forward pass that captures each layer's [1,H,T,T].
-std::vector<std::vector<float>> head_patterns(Gpt& model, const std::vector<int32_t>& ids);
+std::vector<std::vector<float>> head_patterns(const Gpt& model, const std::vector<int32_t>& ids);
 
 // The summary's entropy and offset numbers of one [T,T] weight matrix (importance unset).
 HeadSummary summarize_weights(const std::vector<float>& weights, int64_t T);

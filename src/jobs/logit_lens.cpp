@@ -38,7 +38,7 @@ std::vector<float> read_out(const Gpt& model, const float* x) {
 
 }  // namespace
 
-LogitLens logit_lens(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
+LogitLens logit_lens(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
                      std::optional<int64_t> position, std::optional<int32_t> answer, int64_t top) {
   const ModelConfig& c = model.config();
   const std::vector<int32_t> ids = encode_for_model(model, vocab, text, what);

@@ -36,7 +36,7 @@ struct LogitLens {
 
 // ANSWER: default the model's own choice at P. InputError: the text (WHAT names it),
 // the position out of range.
-LogitLens logit_lens(Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
+LogitLens logit_lens(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
                      std::optional<int64_t> position, std::optional<int32_t> answer, int64_t top);
 
 }  // namespace mg

@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 #include "io/config.h"
 #include "kernels/profile.h"
 #include "tensor/tensor.h"
@@ -32,7 +32,7 @@ struct ProbeItem;
 // What an evaluation hands the layer above (rank 0): the model as it stands, its
 // vocabulary and the run's probe set (empty without data.probe_path).
 struct EvaluationInputs {
-  Gpt& model;
+  const Gpt& model;
   const Vocab& vocab;
   const std::vector<ProbeItem>& probes;
 };

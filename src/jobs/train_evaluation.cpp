@@ -12,7 +12,7 @@ constexpr uint64_t kValidationSeedOffset = 0x5eed0fe7a1ULL;
 
 }  // namespace
 
-EvaluationFigures evaluate_training(Gpt& model, const Corpus& corpus, const std::vector<ProbeItem>& probes,
+EvaluationFigures evaluate_training(const Gpt& model, const Corpus& corpus, const std::vector<ProbeItem>& probes,
                                     const TrainConfig& tc, RowStart row_start, Communicator& comm) {
   const uint64_t val_seed = tc.seed + kValidationSeedOffset;
   EvaluationFigures figures;

@@ -8,7 +8,7 @@
 #include "data/batch_sampler.h"
 #include "data/corpus.h"
 #include "data/probe.h"
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 #include "io/config.h"
 #include "jobs/evaluate.h"
 #include "nn/gpt.h"
@@ -22,7 +22,7 @@ struct EvaluationFigures {
 
 // MODEL's figures on CORPUS's validation split (train.eval_batches batches of
 // train.batch_size windows, seeded by train.seed) and on PROBES, over COMM's ranks.
-EvaluationFigures evaluate_training(Gpt& model, const Corpus& corpus, const std::vector<ProbeItem>& probes,
+EvaluationFigures evaluate_training(const Gpt& model, const Corpus& corpus, const std::vector<ProbeItem>& probes,
                                     const TrainConfig& tc, RowStart row_start, Communicator& comm);
 
 }  // namespace mg

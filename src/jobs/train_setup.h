@@ -7,7 +7,7 @@
 
 #include "data/batch_sampler.h"
 #include "data/corpus.h"
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 #include "io/config.h"
 #include "jobs/train.h"
 #include "jobs/train_state.h"

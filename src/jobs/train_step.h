@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/random.h"
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 #include "io/config.h"
 #include "jobs/data_parallel.h"
 #include "jobs/train_state.h"

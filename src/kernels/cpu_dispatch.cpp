@@ -7,13 +7,13 @@
 // GEMM backend in force (oneDNN's GELU and LayerNorm forward).
 #include <vector>
 
-#include "kernels/adamw.h"
-#include "kernels/attention.h"
 #include "kernels/cpu_kernels.h"
 #include "kernels/cross_entropy.h"
+#include "kernels/fused_attention.h"
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
 #include "kernels/onednn_ops.h"
+#include "kernels/optimizer.h"
 #include "kernels/parallel.h"
 #include "kernels/profile.h"
 #include "kernels/runtime.h"
@@ -74,24 +74,30 @@ void layernorm_backward(float* dx, float* dweight, float* dbias, const float* do
 
 namespace {
 
+// How rope() rotates, named at each call: rope(..., {.inverse = true, .accumulate = a}).
+struct Rotation {
+  bool inverse = false;     // by R(-angle), the backward's
+  bool accumulate = false;  // out += the rotated x, not out =
+};
+
 void rope(float* out, const float* x, const RopeTable& table, int64_t rows, int64_t T, int64_t d, int64_t offset,
-          bool inverse, bool accumulate) {
+          Rotation how) {
   MG_CHECK(table.head_width == d && offset >= 0 && offset + T <= table.positions,
            "RoPE table does not cover the input");
   const int64_t half = d / 2;
-  rope_rotate(out, x, table.cos.data() + offset * half, table.sin.data() + offset * half, rows, T, d, inverse,
-              accumulate);
+  rope_rotate(out, x, table.cos.data() + offset * half, table.sin.data() + offset * half, rows, T, d,
+              how.inverse, how.accumulate);
 }
 
 }  // namespace
 
 void rope_forward(float* out, const float* x, const RopeTable& table, int64_t rows, int64_t T, int64_t d,
                   int64_t offset) {
-  rope(out, x, table, rows, T, d, offset, false, false);
+  rope(out, x, table, rows, T, d, offset, {});
 }
 
 void rope_shift(float* out, const float* x, const RopeTable& table, int64_t rows, int64_t d, int64_t shift) {
-  rope(out, x, table, rows, 1, d, shift, true, false);  // every row by R(-angle at shift)
+  rope(out, x, table, rows, 1, d, shift, {.inverse = true});  // every row by R(-angle at shift)
 }
 
 void relayout_qkv(float* out, const float* in, const RopeTable* table, int64_t B, int64_t T, int64_t H, int64_t d,
@@ -105,7 +111,7 @@ void relayout_qkv(float* out, const float* in, const RopeTable* table, int64_t B
 
 void rope_backward(float* dx, const float* dout, const RopeTable& table, int64_t rows, int64_t T, int64_t d,
                    int64_t offset, bool accumulate) {
-  rope(dx, dout, table, rows, T, d, offset, true, accumulate);
+  rope(dx, dout, table, rows, T, d, offset, {.inverse = true, .accumulate = accumulate});
 }
 
 // Per-row losses are summed in double, in row order, so the mean does not depend on the

@@ -9,7 +9,7 @@
 //     the variant its build names (MG_CPU_VARIANT, set by CMakeLists.txt);
 //   - CpuKernelTable's field and each variant's table (kernels/cpu_variant.cpp).
 // A new kernel is one line here and its body in kernels/cpu/. The topic headers (gelu.h,
-// softmax.h, layernorm.h, rope.h, attention.h, cross_entropy.h, adamw.h) say what each
+// softmax.h, layernorm.h, rope.h, fused_attention.h, cross_entropy.h, optimizer.h) say what each
 // computes and add the entry points that need more than one call: argument checks, scratch
 // buffers held in std::vector, sums in row order (kernels/cpu_dispatch.cpp).
 //
@@ -24,7 +24,7 @@
 
 namespace mg {
 
-struct AdamWStep;  // kernels/adamw.h
+struct AdamWStep;  // kernels/optimizer.h
 
 // Shapes row-major, as named; "(+)=" adds when accumulate, else writes.
 #define MG_CPU_KERNELS(X)                                                                                            \
@@ -74,7 +74,7 @@ struct AdamWStep;  // kernels/adamw.h
   X(loss, cross_entropy_backward, void,                                                                              \
     (float* dlogits, const float* probs, const int32_t* targets, int64_t rows, int64_t V, float dloss),              \
     (dlogits, probs, targets, rows, V, dloss))                                                                       \
-  /* attention.h's causal_attention_forward / _backward, every head: cos, sin the RoPE table's cos_pairs,           \
+  /* fused_attention.h's causal_attention_forward / _backward, every head: cos, sin the RoPE table's cos_pairs,     \
      sin_pairs [T, d] or null; scratch holds threads x attention_scratch_floats (a size query: no time of its        \
      own, charged to other). */                                                                                      \
   X(other, attention_scratch_floats, int64_t, (int64_t T, int64_t d), (T, d))                                        \
@@ -86,7 +86,7 @@ struct AdamWStep;  // kernels/adamw.h
     (float* dqkv, const float* dmerged, const float* qkv, const float* weights, const float* cos, const float* sin,  \
      float scale, int64_t B, int64_t T, int64_t H, int64_t d, bool accumulate, float* scratch, int threads),         \
     (dqkv, dmerged, qkv, weights, cos, sin, scale, B, T, H, d, accumulate, scratch, threads))                        \
-  /* adamw.h: one tensor's update, in place (optim/adamw.h has the math). */                                        \
+  /* optimizer.h: one tensor's AdamW update, in place (optim/adamw.h has the math). */                              \
   X(optimizer, adamw_update, void,                                                                                   \
     (float* param, float* exp_avg, float* exp_avg_sq, const float* grad, int64_t n, const AdamWStep& s),             \
     (param, exp_avg, exp_avg_sq, grad, n, s))                                                                        \

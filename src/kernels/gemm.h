@@ -65,14 +65,20 @@ void check_gemm_epilogue(const GemmArgs& args);
 // backend, which has none of its own).
 void apply_gemm_epilogue(const GemmArgs& args);
 
+// Which operands are stored transposed, named at each call: {.trans_b = true} is A B^T,
+// {} is A B.
+struct GemmTranspose {
+  bool trans_a = false, trans_b = false;
+};
+
 // Arguments for tight row-major operands laid out one after another: leading dimensions
 // from the stored layouts (A [M,K] or [K,M], B [K,N] or [N,K], C [M,N]) and batch strides
 // M*K, K*N, M*N. Pointers, alpha and beta are left for the caller.
-GemmArgs tight_gemm_args(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, int64_t batch = 1);
+GemmArgs tight_gemm_args(GemmTranspose transpose, int64_t M, int64_t N, int64_t K, int64_t batch = 1);
 
 // Convenience for the dense cases: row-major, tight leading dimensions.
 //   C[M,N] (+)= op(A) op(B), A is [M,K] or [K,M] (trans_a), B is [K,N] or [N,K] (trans_b).
-void matmul_2d(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K,
-               bool trans_a, bool trans_b, float beta = 0.0f, float alpha = 1.0f);
+void matmul_2d(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, GemmTranspose transpose,
+               float beta = 0.0f, float alpha = 1.0f);
 
 }  // namespace mg

@@ -54,15 +54,15 @@ void apply_gemm_epilogue(const GemmArgs& g) {
   }
 }
 
-GemmArgs tight_gemm_args(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, int64_t batch) {
+GemmArgs tight_gemm_args(GemmTranspose transpose, int64_t M, int64_t N, int64_t K, int64_t batch) {
   GemmArgs g;
-  g.trans_a = trans_a;
-  g.trans_b = trans_b;
+  g.trans_a = transpose.trans_a;
+  g.trans_b = transpose.trans_b;
   g.M = M;
   g.N = N;
   g.K = K;
-  g.lda = trans_a ? M : K;
-  g.ldb = trans_b ? K : N;
+  g.lda = g.trans_a ? M : K;
+  g.ldb = g.trans_b ? K : N;
   g.ldc = N;
   g.batch = batch;
   g.stride_a = M * K;
@@ -71,9 +71,9 @@ GemmArgs tight_gemm_args(bool trans_a, bool trans_b, int64_t M, int64_t N, int64
   return g;
 }
 
-void matmul_2d(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, bool trans_a,
-               bool trans_b, float beta, float alpha) {
-  GemmArgs g = tight_gemm_args(trans_a, trans_b, M, N, K);
+void matmul_2d(const float* A, const float* B, float* C, int64_t M, int64_t N, int64_t K, GemmTranspose transpose,
+               float beta, float alpha) {
+  GemmArgs g = tight_gemm_args(transpose, M, N, K);
   g.alpha = alpha;
   g.A = A;
   g.B = B;

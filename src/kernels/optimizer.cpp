@@ -1,6 +1,6 @@
-// The optimizer's loops over a model's tensors (adamw.h): OpenMP over the tensors, each
-// tensor's own arithmetic in the per-CPU-variant kernels (cpu/adamw.cpp).
-#include "kernels/adamw.h"
+// The optimizer's loops over a model's tensors (optimizer.h): OpenMP over the tensors, each
+// tensor's own arithmetic in the per-CPU-variant kernels (cpu/adamw_update.cpp).
+#include "kernels/optimizer.h"
 
 namespace mg {
 

@@ -1,7 +1,7 @@
 // Rotary position embedding (docs/model.md, "RoPE"). Pair i of a head vector at position p is
 // rotated by angle p * base^(-2i/d); the table holds cos and sin of every angle, computed
 // in double and rounded once to float32, so every implementation agrees to the bit.
-// The rotation itself is kernels/cpu/rope.cpp.
+// The rotation itself is kernels/cpu/rope_rotate.cpp.
 #include "kernels/rope.h"
 
 #include <cmath>

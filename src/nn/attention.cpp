@@ -1,6 +1,6 @@
 // Attention, step by step: project, split heads, RoPE, scores, 1/sqrt(d), mask, softmax,
 // weighted sum, merge heads, out projection, op by op (autograd/ops_attention.cpp); then the
-// same steps as training runs them, fused in one op (kernels/attention.h), which the tests
+// same steps as training runs them, fused in one op (kernels/fused_attention.h), which the tests
 // hold against the composed form. Below it, the same attention as generation's Decoder runs it:
 // one position (or a few) at a time against its KV cache, on the kernels directly.
 #include "nn/attention.h"
@@ -70,7 +70,7 @@ Var causal_self_attention(const Var& x, const Var& h, const BlockWeights& weight
     return out_projection(merge_heads(heads));
   }
 
-  // Steps 2 to 5 fused (kernels/attention.h): causal_attention reads each head's q, k, v from
+  // Steps 2 to 5 fused (kernels/fused_attention.h): causal_attention reads each head's q, k, v from
   // the rows, rotates q and k, computes w and w v in the thread's cache, skipping the blocks
   // the mask zeroes, and writes the heads merged, [B,T,3D] -> [B,T,D]; its backward writes
   // dq, dk, dv back into the rows. No split or merged copy of the heads is ever made.

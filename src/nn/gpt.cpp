@@ -62,7 +62,7 @@ Tensor layer_norm_scale(const Tensor& x, double eps) {
 
 }  // namespace
 
-Var Gpt::block(int64_t layer, const Var& x, const ForwardOptions& o) {
+Var Gpt::block(int64_t layer, const Var& x, const ForwardOptions& o) const {
   const BlockWeights& w = weights_.blocks[static_cast<size_t>(layer)];
   const float eps = static_cast<float>(config_.norm_eps);
   const float p_drop = o.training ? static_cast<float>(config_.dropout) : 0.0f;
@@ -89,7 +89,7 @@ Var Gpt::block(int64_t layer, const Var& x, const ForwardOptions& o) {
   return mlp_residual(x1, h2, w.fc_weight, w.fc_bias, w.proj_weight, w.proj_bias);
 }
 
-Var Gpt::forward(std::span<const int32_t> ids, int64_t B, int64_t T, const ForwardOptions& o) {
+Var Gpt::forward(std::span<const int32_t> ids, int64_t B, int64_t T, const ForwardOptions& o) const {
   MG_CHECK(static_cast<int64_t>(ids.size()) == B * T, "forward: ids do not fill [B,T]");
   MG_CHECK(T >= 1 && T <= config_.block_size, "forward: positions past block_size");
   Var x = embedding(weights_.tok_emb, ids, {B, T});  // [B,T,D]
@@ -118,7 +118,7 @@ Var Gpt::forward(std::span<const int32_t> ids, int64_t B, int64_t T, const Forwa
 }
 
 Var Gpt::loss(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t T,
-              const ForwardOptions& o) {
+              const ForwardOptions& o) const {
   return cross_entropy(forward(ids, B, T, o), targets);
 }
 

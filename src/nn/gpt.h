@@ -12,7 +12,7 @@
 #include "nn/hooks.h"
 #include "nn/parameters.h"
 #include "core/random.h"
-#include "spec/model_config.h"
+#include "model_spec/model_config.h"
 
 namespace mg {
 
@@ -41,15 +41,18 @@ class Gpt {
   // The same parameters as typed fields, built once: weights().blocks[l].q_proj.
   const ModelWeights& weights() const { return weights_; }
 
-  // ids [B,T] (T <= block_size), row-major -> logits [B,T,V].
-  Var forward(std::span<const int32_t> ids, int64_t B, int64_t T, const ForwardOptions& options = {});
+  // ids [B,T] (T <= block_size), row-major -> logits [B,T,V]. const: it reads the weights
+  // and changes nothing of the model; the graph it returns (outside a NoGradGuard) holds
+  // the parameters, so a backward through it adds to their gradients, which only a
+  // holder of a non-const Gpt (training) zeroes and steps.
+  Var forward(std::span<const int32_t> ids, int64_t B, int64_t T, const ForwardOptions& options = {}) const;
 
   // Mean next-symbol cross-entropy of forward(ids) against targets [B,T].
   Var loss(std::span<const int32_t> ids, std::span<const int32_t> targets, int64_t B, int64_t T,
-           const ForwardOptions& options = {});
+           const ForwardOptions& options = {}) const;
 
  private:
-  Var block(int64_t layer, const Var& x, const ForwardOptions& options);
+  Var block(int64_t layer, const Var& x, const ForwardOptions& options) const;
 
   ModelConfig config_;
   Parameters params_;

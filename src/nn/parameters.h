@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "autograd/var.h"
-#include "spec/parameter_shapes.h"  // the names and shapes a Gpt registers
+#include "model_spec/parameter_shapes.h"  // the names and shapes a Gpt registers
 
 namespace mg {
 
@@ -32,7 +32,7 @@ class Parameters {
   std::vector<NamedParameter> list_;
 };
 
-// The parameters as typed fields (spec/parameter_shapes.h): weights.blocks[l].q_proj is
+// The parameters as typed fields (model_spec/parameter_shapes.h): weights.blocks[l].q_proj is
 // blocks.<l>.attn.q_proj.weight. Each Var shares its tensor with the list's entry, so a write
 // into one (a checkpoint's load, an optimizer step) is seen through the other.
 using BlockWeights = BlockOf<Var>;

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "kernels/adamw.h"
+#include "kernels/optimizer.h"
 
 namespace mg {
 
@@ -40,7 +40,7 @@ void AdamW::step(double lr) {
     tensors.push_back({var.value().data(), state.exp_avg.data(), state.exp_avg_sq.data(), var.grad().data(),
                        var.value().numel(), var.value().rank() == 2});
   }
-  adamw_update_all(tensors, step);  // kernels/adamw.h
+  adamw_update_all(tensors, step);  // kernels/optimizer.h
 }
 
 double learning_rate(int64_t step, double lr, double min_lr, int64_t warmup_steps, int64_t max_steps) {
@@ -52,7 +52,7 @@ double learning_rate(int64_t step, double lr, double min_lr, int64_t warmup_step
 }
 
 double clip_grad_norm(Parameters& params, double max_norm) {
-  // Each parameter's sum of squares in double (kernels/adamw.h: the same bits on any
+  // Each parameter's sum of squares in double (kernels/optimizer.h: the same bits on any
   // thread count), then added in parameter order.
   std::vector<std::span<float>> grads;  // the parameters that have a gradient
   for (auto& p : params.all())

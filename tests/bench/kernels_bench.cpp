@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/attention.h"
+#include "kernels/fused_attention.h"
 #include "kernels/gelu.h"
 #include "kernels/gemm.h"
 #include "kernels/layernorm.h"
@@ -42,7 +42,7 @@ struct GemmCase {
 };
 
 GemmArgs dense(int64_t M, int64_t N, int64_t K, bool trans_a, bool trans_b, float beta = 0.0f) {
-  GemmArgs g = mg::tight_gemm_args(trans_a, trans_b, M, N, K);
+  GemmArgs g = mg::tight_gemm_args({.trans_a = trans_a, .trans_b = trans_b}, M, N, K);
   g.beta = beta;
   return g;
 }

@@ -11,7 +11,7 @@
 
 #include "fuzz_support.h"
 #include "io/checkpoint.h"
-#include "spec/parameter_shapes.h"
+#include "model_spec/parameter_shapes.h"
 #include "core/error.h"
 
 namespace {

@@ -1,5 +1,5 @@
 // RoPE's rotation of one head vector, shared by the kernels/cpu/ files that rotate on the
-// way through (rope.cpp, attention.cpp). Internal linkage: each CPU variant keeps its own.
+// way through (rope_rotate.cpp, fused_attention.cpp). Internal linkage: each CPU variant keeps its own.
 #pragma once
 
 #include <cstdint>

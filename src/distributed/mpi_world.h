@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 
 namespace mg::mpi_world {
 

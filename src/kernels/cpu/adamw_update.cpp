@@ -1,6 +1,6 @@
-// AdamW's update of one parameter tensor (adamw.h), element-wise.
+// AdamW's update of one parameter tensor (kernels/optimizer.h), element-wise.
 #include "kernels/cpu/variant.h"
-#include "kernels/adamw.h"
+#include "kernels/optimizer.h"
 #include "kernels/parallel.h"
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// The fused causal attention of kernels/attention.h, one head at a time. Per head (b, h):
+// The fused causal attention of kernels/fused_attention.h, one head at a time. Per head (b, h):
 //
 //   forward                                   shapes (T positions, d head width)
 //   1. gather q, k, v from the rows, RoPE q, k    Q, K, V [T,d]; Kt = K^T [d,T]
@@ -101,14 +101,16 @@ struct HeadScratch {
   float* v;              // [T, dp]
   float* kt_or_vt;       // [d, Tp]  K^T in the forward, V^T in the backward
   float* scores;         // [T, Tp]  S then W (forward), dW then dS (backward)
-  float* dout;           // [T, dp]  the forward's O; the backward's dO
+  // One [T, dp] part under two names, as a scratch serves one pass at a time:
+  float* out;            // [T, dp]  forward: O = W V, unless written to merged in place
+  float* dout;           // [T, dp]  backward: dO, the head's slice of dmerged, unless read in place
   float* dq;             // [T, dp]
   float* dk;             // [T, dp]
   float* dv;             // [T, dp]
 
   HeadScratch(float* base, int64_t T_, int64_t d_) : T(T_), d(d_), Tp(round_up(T_, kBlock)), dp(round_up(d_, kLanes)) {
     const int64_t vectors = T * dp;  // one [T, dp] part
-    q = base, k = q + vectors, v = k + vectors, dout = v + vectors;
+    q = base, k = q + vectors, v = k + vectors, out = dout = v + vectors;
     dq = dout + vectors, dk = dq + vectors, dv = dk + vectors;
     kt_or_vt = dv + vectors;
     scores = kt_or_vt + d * Tp;
@@ -118,21 +120,28 @@ struct HeadScratch {
   }
 };
 
+// How copy_row writes, named at each call: copy_row(..., {.inverse = true, .accumulate = a}).
+struct RowCopy {
+  bool inverse = false;     // rotate by R^-1 (the backward's R(-angle)), not R
+  bool accumulate = false;  // add to dst, not overwrite it
+  bool padded = false;      // dst is a padded scratch row: whole vectors, zeros past d
+};
+
 // dst[0..d) (+)= R src[0..d) in vector lanes: R the rotation of the pair tables c2, s2 [d]
-// (rope.h's cos_pairs, sin_pairs at the row's position), R^-1 when inverse, the identity
-// when c2 is null. Only d floats of src are read; a padded destination (pad) gets whole
+// (rope.h's cos_pairs, sin_pairs at the row's position), R^-1 when how.inverse, the
+// identity when c2 is null. Only d floats of src are read; a padded destination gets whole
 // vectors, zeros past d, any other only its d floats.
 [[gnu::always_inline]] inline void copy_row(float* dst, const float* src, const float* c2, const float* s2,
-                                            int64_t d, bool inverse, bool accumulate, bool pad) {
+                                            int64_t d, RowCopy how) {
   for (int64_t j = 0; j < d; j += kLanes) {
     const FloatVec x = load_row(src, j, d, 0.0f);
     FloatVec y = x;
     if (c2 != nullptr) {
       const FloatVec c = load_row(c2, j, d, 0.0f), sn = load_row(s2, j, d, 0.0f);
-      y = inverse ? x * c - swap_pairs(x) * sn : x * c + swap_pairs(x) * sn;
+      y = how.inverse ? x * c - swap_pairs(x) * sn : x * c + swap_pairs(x) * sn;
     }
-    if (accumulate) y += load_row(dst, j, d, 0.0f);
-    if (pad) store(dst + j, y);
+    if (how.accumulate) y += load_row(dst, j, d, 0.0f);
+    if (how.padded) store(dst + j, y);
     else store_row(dst, j, d, y);
   }
 }
@@ -159,9 +168,9 @@ void gather_head(HeadScratch& s, const float* qkv, const float* c2, const float*
     if (t + kPrefetchRows < T) prefetch_head_row(row + kPrefetchRows * 3 * D, D, d);
     const float* c = c2 ? c2 + t * d : nullptr;
     const float* sn = s2 ? s2 + t * d : nullptr;
-    copy_row(s.q + t * s.dp, row, c, sn, d, false, false, true);
-    copy_row(s.k + t * s.dp, row + D, c, sn, d, false, false, true);
-    if (copy_v) copy_row(s.v + t * s.dp, row + 2 * D, nullptr, nullptr, d, false, false, true);
+    copy_row(s.q + t * s.dp, row, c, sn, d, {.padded = true});
+    copy_row(s.k + t * s.dp, row + D, c, sn, d, {.padded = true});
+    if (copy_v) copy_row(s.v + t * s.dp, row + 2 * D, nullptr, nullptr, d, {.padded = true});
   }
 }
 
@@ -191,7 +200,7 @@ void head_forward(HeadScratch& s, float* merged, float* weights, const float* qk
   transpose_head(s, s.k, s.dp);
   const float* v = in_place ? qkv + b * T * 3 * D + 2 * D + h * d : s.v;  // [T,d], rows ldv apart
   const int64_t ldv = in_place ? 3 * D : s.dp;
-  float* o = in_place ? merged + b * T * D + h * d : s.dout;  // [T,d], rows ldo apart
+  float* o = in_place ? merged + b * T * D + h * d : s.out;  // [T,d], rows ldo apart
   const int64_t ldo = in_place ? D : s.dp;
   float* w = weights + (b * H + h) * T * T;  // [T,T] of [B,H,T,T]
   for (int64_t r0 = 0; r0 < T; r0 += kBlock) {
@@ -205,7 +214,7 @@ void head_forward(HeadScratch& s, float* merged, float* weights, const float* qk
     tile_product(o + r0 * ldo, ldo, w + r0 * T, T, 1, rows, v, ldv, end, s.dp, 1.0f);
     if (!in_place)
       for (int64_t r = r0; r < end; ++r)
-        copy_row(merged + (b * T + r) * D + h * d, s.dout + r * s.dp, nullptr, nullptr, d, false, false, false);
+        copy_row(merged + (b * T + r) * D + h * d, s.out + r * s.dp, nullptr, nullptr, d, {});
   }
 }
 
@@ -221,7 +230,7 @@ void head_backward(HeadScratch& s, float* dqkv, const float* dmerged, const floa
   const int64_t lddo = in_place ? D : s.dp;
   if (!in_place)
     for (int64_t t = 0; t < T; ++t)
-      copy_row(s.dout + t * s.dp, dmerged + (b * T + t) * D + h * d, nullptr, nullptr, d, false, false, true);
+      copy_row(s.dout + t * s.dp, dmerged + (b * T + t) * D + h * d, nullptr, nullptr, d, {.padded = true});
   const float* w = weights + (b * H + h) * T * T;  // [T,T]
   for (int64_t r0 = 0; r0 < T; r0 += kBlock) {
     const int64_t rows = T - r0 < kBlock ? T - r0 : kBlock, end = r0 + rows;
@@ -250,9 +259,9 @@ void head_backward(HeadScratch& s, float* dqkv, const float* dmerged, const floa
     float* row = dqkv + (b * T + t) * 3 * D + h * d;
     const float* c = cos_pairs ? cos_pairs + t * d : nullptr;
     const float* sn = sin_pairs ? sin_pairs + t * d : nullptr;
-    copy_row(row, s.dq + t * s.dp, c, sn, d, true, accumulate, false);
-    copy_row(row + D, s.dk + t * s.dp, c, sn, d, true, accumulate, false);
-    if (!dv_in_place) copy_row(row + 2 * D, s.dv + t * s.dp, nullptr, nullptr, d, false, accumulate, false);
+    copy_row(row, s.dq + t * s.dp, c, sn, d, {.inverse = true, .accumulate = accumulate});
+    copy_row(row + D, s.dk + t * s.dp, c, sn, d, {.inverse = true, .accumulate = accumulate});
+    if (!dv_in_place) copy_row(row + 2 * D, s.dv + t * s.dp, nullptr, nullptr, d, {.accumulate = accumulate});
   }
 }
 

@@ -1,6 +1,6 @@
 // The model's sizes, checked once for every way a model comes to be: a config file, a
 // checkpoint's metadata, a Gpt built in code.
-#include "spec/model_config.h"
+#include "model_spec/model_config.h"
 
 #include "core/error.h"
 

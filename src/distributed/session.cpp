@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "dist/communicator.h"
-#include "dist/mpi_world.h"
+#include "distributed/communicator.h"
+#include "distributed/mpi_world.h"
 #include "core/error.h"
 
 namespace mg {

@@ -1,5 +1,5 @@
 // The one place a parameter's name is written (docs/checkpoint.md, "Tensor names and shapes").
-#include "spec/parameter_shapes.h"
+#include "model_spec/parameter_shapes.h"
 
 namespace mg {
 

@@ -8,7 +8,7 @@
 // gradients stay in a thread's scratch (L1/L2-sized) from first to last use, the products
 // skip the key blocks the causal mask zeroes, and no re-layout of q, k, v or of the heads
 // ever touches memory: the kernel reads and writes the rows where the GEMMs left them.
-// Compiled per CPU variant (kernels/cpu/attention.cpp).
+// Compiled per CPU variant (kernels/cpu/fused_attention.cpp).
 #pragma once
 
 #include <cstdint>

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "spec/model_config.h"
+#include "model_spec/model_config.h"
 
 namespace mg {
 

@@ -4,7 +4,7 @@
 // hands us the error), but a peer that stopped or whose machine vanished would leave a
 // blocking MPI_Allreduce waiting for ever. Errors become mg::Error, one line naming the
 // call (the cli adds the rank); the caller then ends the job with abort_all.
-#include "dist/mpi_world.h"
+#include "distributed/mpi_world.h"
 
 #if MINI_GPT_MPI
 
