@@ -20,7 +20,6 @@
 
 #include "autograd/ops.h"
 #include "kernels/cross_entropy.h"
-#include "kernels/elementwise.h"
 #include "kernels/embedding.h"
 #include "kernels/gelu.h"
 #include "kernels/gemm.h"
@@ -417,63 +416,6 @@ TEST(OpsMlpTest, MlpResidualMatchesFiniteDifferencesAndComposedOps) {
     for (size_t which = 0; which < shapes.size(); ++which)
       for (int64_t i = 0; i < fused_in[which].value().numel(); ++i)
         EXPECT_NEAR(fused_in[which].grad()[i], composed_in[which].grad()[i], 1e-4) << "input " << which << " " << i;
-  }
-  set_gemm_backend(saved);
-}
-
-// mlp_residual keeps only GELU's input and makes GELU and its slope again in the backward.
-// Its gradients must be the bits of the same products on the forward's own hidden layer and
-// slope, as the op computed them when it kept both (before issue 34), on every backend.
-TEST(OpsMlpTest, MlpResidualRecomputesGeluToTheSameBits) {
-  const GemmBackend saved = gemm_backend();
-  const int64_t rows = 3 * 37, D = 8, F = 32;
-  const Tensor r = random_tensor({3, 37, D}, 130), x = random_tensor({3, 37, D}, 131),
-               w1 = random_tensor({F, D}, 132, 0.7), b1 = random_tensor({F}, 133, 0.7),
-               w2 = random_tensor({D, F}, 134, 0.7), b2 = random_tensor({D}, 135, 0.7),
-               dout = random_tensor({3, 37, D}, 136);
-  auto product = [](bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* A, const float* B,
-                    float* C, const float* bias = nullptr, const float* multiplier = nullptr) {
-    GemmArgs g = tight_gemm_args(trans_a, trans_b, M, N, K);
-    g.A = A, g.B = B, g.C = C, g.bias = bias, g.multiplier = multiplier;
-    gemm(g);
-  };
-  auto same_bits = [](const Tensor& got, const Tensor& want, const char* what) {
-    ASSERT_EQ(got.numel(), want.numel()) << what;
-    for (int64_t i = 0; i < want.numel(); ++i)
-      ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i])) << what << " " << i;
-  };
-  for (GemmBackend backend : {GemmBackend::reference, GemmBackend::openblas, GemmBackend::onednn}) {
-    SCOPED_TRACE(std::string(backend_name(backend)));
-    set_gemm_backend(backend);
-    std::vector<Var> in{Var(r.clone(), true),  Var(x.clone(), true),  Var(w1.clone(), true),
-                        Var(b1.clone(), true), Var(w2.clone(), true), Var(b2.clone(), true)};
-    Var out = mlp_residual(in[0], in[1], in[2], in[3], in[4], in[5]);
-    backward(weighted_sum_op(out, dout));
-
-    // The op as it was: hidden and slope from the forward, then the backward's products.
-    Tensor pre = Tensor::empty({rows, F}), hidden = Tensor::empty({rows, F}), slope = Tensor::empty({rows, F});
-    product(false, true, rows, F, D, x.data(), w1.data(), pre.data(), b1.data());
-    gelu_forward_with_slope(hidden.data(), slope.data(), pre.data(), pre.numel());
-    Tensor want_out = Tensor::empty({rows, D});
-    GemmArgs g = tight_gemm_args(false, true, rows, D, F);
-    g.A = hidden.data(), g.B = w2.data(), g.C = want_out.data(), g.bias = b2.data(), g.addend = r.data();
-    gemm(g);
-    Tensor dw2 = Tensor::empty({D, F}), db2 = Tensor::empty({D}), dpre = Tensor::empty({rows, F});
-    product(true, false, D, F, rows, dout.data(), hidden.data(), dw2.data());
-    sum_rows(db2.data(), dout.data(), rows, D, false);
-    product(false, false, rows, F, D, dout.data(), w2.data(), dpre.data(), nullptr, slope.data());
-    Tensor dx = Tensor::empty({rows, D}), dw1 = Tensor::empty({F, D}), db1 = Tensor::empty({F});
-    product(false, false, rows, D, F, dpre.data(), w1.data(), dx.data());
-    product(true, false, F, D, rows, dpre.data(), x.data(), dw1.data());
-    sum_rows(db1.data(), dpre.data(), rows, F, false);
-
-    same_bits(out.value(), want_out, "out");
-    same_bits(in[0].grad(), dout, "d residual");
-    same_bits(in[1].grad(), dx, "dx");
-    same_bits(in[2].grad(), dw1, "d fc_weight");
-    same_bits(in[3].grad(), db1, "d fc_bias");
-    same_bits(in[4].grad(), dw2, "d proj_weight");
-    same_bits(in[5].grad(), db2, "d proj_bias");
   }
   set_gemm_backend(saved);
 }

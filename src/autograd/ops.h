@@ -66,9 +66,8 @@ Var linear_residual(const Var& residual, const Var& x, const Var& weight, const 
 
 // The MLP on the residual stream in one op: residual + GELU(x fc_weight^T + fc_bias)
 // proj_weight^T + proj_bias, as linear -> gelu -> linear_residual compute it. The forward
-// keeps only GELU's input; the backward makes GELU and its slope again from it in one pass
-// (the same bits as the forward's) and applies the slope as the multiplier of the GEMM that
-// makes the hidden layer's gradient, so GELU's backward costs no pass of its own.
+// keeps GELU's slope in place of its input, and the backward applies it as the multiplier
+// of the GEMM that makes the hidden layer's gradient, so GELU's backward costs no pass.
 Var mlp_residual(const Var& residual, const Var& x, const Var& fc_weight, const Var& fc_bias,
                  const Var& proj_weight, const Var& proj_bias);
 

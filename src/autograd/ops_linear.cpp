@@ -171,33 +171,22 @@ Var mlp_residual(const Var& residual, const Var& x, const Var& fc_weight, const 
   const int64_t D = fc_weight.shape()[1], F = fc_weight.shape()[0];  // in, hidden widths
   const int64_t rows = x.value().numel() / D;
 
-  // pre [rows,F] = x W1^T + b1; hidden = GELU(pre); out = residual + hidden W2^T + b2.
-  // Only pre is kept for the backward, which makes hidden and GELU's slope again from it: the
-  // pair is a cheap element-wise pass, and keeping both would hold 2 F floats a row from the
-  // forward to the backward instead of F (2 MiB a layer of the default step's 38.6 MiB).
-  // gelu_forward and gelu_forward_with_slope give the same bits (tests/cpu_variants_test.cpp).
-  Tensor pre = linear_forward(x.value(), fc_weight.value(), data_or_null(fc_bias), nullptr, hidden_shape);
-  Tensor out;
-  {
-    Tensor hidden = Tensor::empty(hidden_shape);  // back to the pool at the end of the forward
-    gelu_forward(hidden.data(), pre.data(), pre.numel());
-    out = linear_forward(hidden, proj_weight.value(), data_or_null(proj_bias), residual.value().data(), out_shape);
-  }
+  // pre [rows,F] = x W1^T + b1; hidden = GELU(pre), and pre's storage then holds the slope
+  // GELU'(pre), all the backward needs of it; out = residual + hidden W2^T + b2.
+  Tensor slope = linear_forward(x.value(), fc_weight.value(), data_or_null(fc_bias), nullptr, hidden_shape);
+  Tensor hidden = Tensor::empty(hidden_shape);
+  gelu_forward_with_slope(hidden.data(), slope.data(), slope.data(), slope.numel());
+  Tensor out = linear_forward(hidden, proj_weight.value(), data_or_null(proj_bias), residual.value().data(), out_shape);
 
   std::vector<Var> inputs{residual, x, fc_weight, proj_weight};
   if (fc_bias.defined()) inputs.push_back(fc_bias);
   if (proj_bias.defined()) inputs.push_back(proj_bias);
-  return make_result(out, std::move(inputs), [residual, x, fc_weight, fc_bias, proj_weight, proj_bias, pre, rows, D,
-                                               F](const Tensor& dout) mutable {
+  return make_result(out, std::move(inputs), [residual, x, fc_weight, fc_bias, proj_weight, proj_bias, slope, hidden,
+                                               rows, D, F](const Tensor& dout) {
     if (residual.requires_grad()) {  // d residual (+)= dout
       const GradOut dresidual = residual.grad_out();
       add_scaled(dresidual.data, dout.data(), 1.0f, dout.numel(), dresidual.accumulate);
     }
-    // hidden = GELU(pre) again, and the slope GELU'(pre) in pre's own storage: a backward runs
-    // once (the engine frees the graph behind it), so pre is not needed after this.
-    Tensor hidden = Tensor::empty(pre.shape());
-    float* slope = pre.data();
-    gelu_forward_with_slope(hidden.data(), slope, pre.data(), pre.numel());
     if (proj_weight.requires_grad()) {  // dW2 [D,F] (+)= dout^T [D,rows] @ hidden [rows,F]
       const GradOut dw = proj_weight.grad_out();
       batched_gemm(true, false, 1, D, F, rows, dout.data(), hidden.data(), beta_for(dw.accumulate), dw.data);
@@ -208,12 +197,12 @@ Var mlp_residual(const Var& residual, const Var& x, const Var& fc_weight, const 
     }
     // dpre [rows,F] = (dout [rows,D] @ W2 [D,F]) * slope: GELU's backward as the GEMM's
     // multiplier, then the first layer's gradients as linear's.
-    Tensor dpre = Tensor::empty(pre.shape());
+    Tensor dpre = Tensor::empty(slope.shape());
     GemmArgs g = tight_gemm_args(false, false, rows, F, D);
     g.A = dout.data();
     g.B = proj_weight.value().data();
     g.C = dpre.data();
-    g.multiplier = slope;
+    g.multiplier = slope.data();
     gemm(g);
     linear_backward(x, fc_weight, fc_bias, dpre, rows, D, F);
   });
