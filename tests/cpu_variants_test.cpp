@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -40,6 +42,9 @@ std::vector<float> normal_values(int64_t n, uint64_t seed, double scale = 1.0) {
   for (float& x : v) x = static_cast<float>(scale * rng.normal());
   return v;
 }
+
+// A float's bits, for results that must be identical, not merely close.
+uint32_t bits(float x) { return std::bit_cast<uint32_t>(x); }
 
 // Restores the variant in use when a test ends, whatever it set.
 struct VariantGuard {
@@ -123,7 +128,9 @@ TEST(CpuVariantTest, GeluForwardAndBothBackwards) {
 }
 
 // The fused attention at the model's shape and at one whose T and d fill no vector, with
-// RoPE, forward and both backwards (written, added).
+// RoPE, forward and both backwards (written, added). In every variant, the forward without
+// weights and the backward that makes them again give the bits of the forward and backward
+// that keep them (training keeps none).
 TEST(CpuVariantTest, CausalAttentionForwardAndBackwards) {
   for (const AttentionShape s : {AttentionShape{2, 64, 2, 32}, AttentionShape{3, 23, 3, 6}}) {
     const RopeTable table = make_rope_table(s.T, s.d, 10000.0);
@@ -137,6 +144,17 @@ TEST(CpuVariantTest, CausalAttentionForwardAndBackwards) {
           causal_attention_backward(dqkv.data(), dmerged.data(), qkv.data(), weights.data(), &table, 0.17f, s, false);
           causal_attention_backward(dqkv_added.data(), dmerged.data(), qkv.data(), weights.data(), &table, 0.17f, s,
                                     true);
+          std::vector<float> merged_alone(rows * D), dqkv_remade(rows * 3 * D, 0.0f),
+              dqkv_remade_added(rows * 3 * D, 0.5f);
+          causal_attention_forward(merged_alone.data(), nullptr, qkv.data(), &table, 0.17f, s);
+          causal_attention_backward(dqkv_remade.data(), dmerged.data(), qkv.data(), nullptr, &table, 0.17f, s, false);
+          causal_attention_backward(dqkv_remade_added.data(), dmerged.data(), qkv.data(), nullptr, &table, 0.17f, s,
+                                    true);
+          for (int64_t i = 0; i < rows * D; ++i) EXPECT_EQ(bits(merged_alone[i]), bits(merged[i])) << "merged " << i;
+          for (int64_t i = 0; i < rows * 3 * D; ++i) {
+            EXPECT_EQ(bits(dqkv_remade[i]), bits(dqkv[i])) << "dqkv " << i;
+            EXPECT_EQ(bits(dqkv_remade_added[i]), bits(dqkv_added[i])) << "dqkv added " << i;
+          }
           return concat({&merged, &weights, &dqkv, &dqkv_added});
         },
         2e-6, 1e-5, "causal attention");  // sums of up to 64 terms of ~1

@@ -10,7 +10,9 @@
 // rounding, divided by 2h. It passes when |analytic - numeric| <= atol + rtol |numeric|.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <ostream>
 #include <string>
@@ -355,6 +357,15 @@ TEST_P(OpsGradTest, CausalAttentionMatchesFiniteDifferencesAndComposedOps) {
     backward(weighted_sum_op(fused, r));
     backward(weighted_sum_op(composed, r));
     for (int64_t i = 0; i < qkv_value.numel(); ++i) ASSERT_NEAR(qkv1.grad()[i], qkv2.grad()[i], 1e-4) << "dqkv " << i;
+    // Training asks for no weights: the backward makes them again, and must land on the
+    // same bits as the backward that read the reader's copy.
+    Var qkv3(qkv_value.clone(), true);
+    Var remade = causal_attention(qkv3, c.H, t, s);
+    backward(weighted_sum_op(remade, r));
+    for (int64_t i = 0; i < fused.value().numel(); ++i)
+      ASSERT_EQ(std::bit_cast<uint32_t>(remade.value()[i]), std::bit_cast<uint32_t>(fused.value()[i])) << "out " << i;
+    for (int64_t i = 0; i < qkv_value.numel(); ++i)
+      ASSERT_EQ(std::bit_cast<uint32_t>(qkv3.grad()[i]), std::bit_cast<uint32_t>(qkv1.grad()[i])) << "dqkv " << i;
   }
 }
 

@@ -38,6 +38,7 @@
 //                            out = merge_heads(w v); with do = split_heads(dout):
 //                            dw = do v^T, ds = c w (dw - <w, dw>)
 //                            dq = ds k    dk = ds^T q    dv = w^T do, dy = rows of them as above
+//                            (w made again from q and k, not kept from the forward)
 //   cross_entropy(z, t)      L = mean_rows -log softmax(z)[t]      dz = dL (softmax(z) - onehot(t)) / rows
 #pragma once
 
@@ -125,7 +126,8 @@ Var causal_attention_weights(const Var& q, const Var& k, float scale);
 //   w = causal_softmax(rope(q) rope(k)^T * scale)   [B,H,T,T], the projected_weights
 //   out = merge_heads(w v)                          [B,T,D]
 // as split_qkv_heads, select, causal_attention_weights, matmul and merge_heads compute it.
-// w is copied out to *weights_out when asked. Positions start at 0.
+// w is written to *weights_out when asked; otherwise it is kept nowhere, and the backward
+// makes it again from q and k, bit for bit. Positions start at 0.
 Var causal_attention(const Var& qkv, int64_t n_head, const RopeTable* rope_table, float scale,
                      Tensor* weights_out = nullptr);
 

@@ -234,15 +234,20 @@ Var causal_attention(const Var& qkv, int64_t n_head, const RopeTable* rope_table
                      Tensor* weights_out) {
   const AttentionShape s = qkv_shape("causal_attention", qkv, n_head, rope_table, 0);
   Tensor merged = Tensor::empty({s.B, s.T, s.H * s.d});
-  Tensor weights = Tensor::empty({s.B, s.H, s.T, s.T});
-  causal_attention_forward(merged.data(), weights.data(), qkv.value().data(), rope_table, scale, s);
+  // The weights [B,H,T,T] are written out only for a reader. The backward needs them, but
+  // makes each head's again from q and k (the forward's own code on the same q and k: the
+  // same bits) rather than keeping B H T^2 floats per layer from the forward to the backward,
+  // 1 MiB a layer of the default step's 38.6 MiB; a reader's copy, there anyway, is used.
+  Tensor weights = weights_out ? Tensor::empty({s.B, s.H, s.T, s.T}) : Tensor();
+  causal_attention_forward(merged.data(), weights_out ? weights.data() : nullptr, qkv.value().data(), rope_table,
+                           scale, s);
   if (weights_out) *weights_out = weights;
 
   if (!grad_enabled()) return make_result(merged, {qkv}, nullptr);
   RopeTable table = rope_table ? *rope_table : RopeTable{};  // a few kB: the graph may outlive the caller's
   return make_result(merged, {qkv}, [qkv, weights, table, scale, s](const Tensor& dout) {
     const GradOut dqkv = qkv.grad_out();
-    causal_attention_backward(dqkv.data, dout.data(), qkv.value().data(), weights.data(),
+    causal_attention_backward(dqkv.data, dout.data(), qkv.value().data(), weights.defined() ? weights.data() : nullptr,
                               table.positions > 0 ? &table : nullptr, scale, s, dqkv.accumulate);
   });
 }

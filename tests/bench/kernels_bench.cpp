@@ -201,19 +201,21 @@ void bench_gelu_with_slope(benchmark::State& state, int threads) {
   run_timed(state, threads, [&] { mg::gelu_forward_with_slope(t.y.data(), t.dx.data(), t.x.data(), n); });
 }
 
-// The fused attention at the default model's shape (B 32, T 64, H 2, d 32), with RoPE.
-void bench_attention(benchmark::State& state, bool backward, int threads) {
+// The fused attention at the default model's shape (B 32, T 64, H 2, d 32), with RoPE, as
+// training runs it (no weights written; the backward makes them again) or, `kept`, writing
+// the weights and reading them back (a reader's forward; training's before issue 34).
+void bench_attention(benchmark::State& state, bool backward, bool kept, int threads) {
   const mg::AttentionShape s{32, 64, 2, 32};
   const int64_t rows = s.B * s.T, D = s.H * s.d;
   const mg::RopeTable table = mg::make_rope_table(s.T, s.d, 10000.0);
   Tensors qkv(rows * 3 * D, 1, 1), merged(rows * D, 1, 1), weights(s.B * s.H * s.T * s.T, 1, 1);
+  float* w = kept ? weights.y.data() : nullptr;
   mg::causal_attention_forward(merged.y.data(), weights.y.data(), qkv.x.data(), &table, 0.17f, s);
   run_timed(state, threads, [&] {
     if (!backward)
-      mg::causal_attention_forward(merged.y.data(), weights.y.data(), qkv.x.data(), &table, 0.17f, s);
+      mg::causal_attention_forward(merged.y.data(), w, qkv.x.data(), &table, 0.17f, s);
     else
-      mg::causal_attention_backward(qkv.dx.data(), merged.dy.data(), qkv.x.data(), weights.y.data(), &table, 0.17f,
-                                    s, false);
+      mg::causal_attention_backward(qkv.dx.data(), merged.dy.data(), qkv.x.data(), w, &table, 0.17f, s, false);
   });
 }
 
@@ -301,10 +303,11 @@ void register_all() {
               ->Unit(benchmark::kMicrosecond)
               ->UseRealTime();
         if (impl == Impl::plain)
-          benchmark::RegisterBenchmark(join({"attention_", dir, "_32x64x2x32", tail}).c_str(), bench_attention,
-                                       backward, threads)
-              ->Unit(benchmark::kMicrosecond)
-              ->UseRealTime();
+          for (bool kept : {false, true})
+            benchmark::RegisterBenchmark(join({"attention_", dir, kept ? "_kept" : "", "_32x64x2x32", tail}).c_str(),
+                                         bench_attention, backward, kept, threads)
+                ->Unit(benchmark::kMicrosecond)
+                ->UseRealTime();
         if (impl == Impl::plain)
           benchmark::RegisterBenchmark(join({"softmax_", dir, "_64x64x64", tail}).c_str(), bench_softmax, backward,
                                        threads)

@@ -3,15 +3,23 @@
 //   forward                                   shapes (T positions, d head width)
 //   1. gather q, k, v from the rows, RoPE q, k    Q, K, V [T,d]; Kt = K^T [d,T]
 //   2. S = scale Q K^T, causal blocks only        [T,T]
-//   3. W = causal_softmax(S), row by row          [T,T]   -> weights (saved)
+//   3. W = causal_softmax(S), row by row          [T,T]   -> weights, when a reader asks
 //   4. O = W V                                    [T,d]   -> merged rows
 //
-//   backward (dO = the head's slice of dmerged, W from the forward)
-//   1. gather Q, K (rotated), V, dO               Vt = V^T [d,T]
-//   2. dW = dO V^T                                [T,T]
-//   3. dS = scale W (dW - <W, dW>), row by row    [T,T]   (softmax's backward)
-//   4. dQ = dS K, dK = dS^T Q, dV = W^T dO        [T,d]
-//   5. dq, dk rotated back (R(-angle)), all three into the rows of dqkv
+//   backward (dO = the head's slice of dmerged)
+//   1. gather Q, K (rotated), V, dO
+//   2. W: the reader's weights, or forward steps 2-3 again (head_weights)   [T,T]
+//      then Vt = V^T [d,T] in Kt's place
+//   3. dW = dO V^T                                [T,T]
+//   4. dS = scale W (dW - <W, dW>), row by row    [T,T]   (softmax's backward)
+//   5. dQ = dS K, dK = dS^T Q, dV = W^T dO        [T,d]
+//   6. dq, dk rotated back (R(-angle)), all three into the rows of dqkv
+//
+// Training keeps no weights between the passes: the backward makes each head's W again from
+// Q and K in its scratch, with the very code the forward ran on the same Q and K, so the same
+// bits. That costs one T x T x d product and T softmax rows per head, and spares B H T^2
+// floats per layer written by the forward and read back by the backward (1 MiB a layer at
+// the default shape; docs/performance.md, "Recomputed in the backward").
 //
 // The products run on row blocks of kBlock queries: block [r0, r0+kBlock) sees keys below
 // r0+kBlock only, so the blocks above the diagonal, where the mask makes every weight 0,
@@ -101,6 +109,7 @@ struct HeadScratch {
   float* v;              // [T, dp]
   float* kt_or_vt;       // [d, Tp]  K^T in the forward, V^T in the backward
   float* scores;         // [T, Tp]  S then W (forward), dW then dS (backward)
+  float* w;              // [T, Tp]  the backward's W, made again (head_weights)
   // One [T, dp] part under two names, as a scratch serves one pass at a time:
   float* out;            // [T, dp]  forward: O = W V, unless written to merged in place
   float* dout;           // [T, dp]  backward: dO, the head's slice of dmerged, unless read in place
@@ -114,9 +123,10 @@ struct HeadScratch {
     dq = dout + vectors, dk = dq + vectors, dv = dk + vectors;
     kt_or_vt = dv + vectors;
     scores = kt_or_vt + d * Tp;
+    w = scores + T * Tp;
   }
   static int64_t floats(int64_t T, int64_t d) {
-    return 7 * T * round_up(d, kLanes) + (d + T) * round_up(T, kBlock);
+    return 7 * T * round_up(d, kLanes) + (d + 2 * T) * round_up(T, kBlock);
   }
 };
 
@@ -189,9 +199,20 @@ void transpose_head(HeadScratch& s, const float* src, int64_t ld) {
   }
 }
 
+// W[r0:end) for the block of queries [r0, end): S[r0:end, 0:end) = scale Q K^T (the keys
+// the block sees, rounded up to whole vectors) into s.scores rows (Tp apart), then W's rows,
+// keys 0..r and exact zeros after up to ldw, into w (rows ldw apart; w may be s.scores).
+// Both the forward and the backward's recomputation make W here, so they agree bit for bit.
+void head_weights(HeadScratch& s, float* scores, float* w, int64_t ldw, int64_t r0, int64_t end, float scale) {
+  tile_product(scores + r0 * s.Tp, s.Tp, s.q + r0 * s.dp, s.dp, 1, end - r0, s.kt_or_vt, s.Tp, s.d,
+               round_up(end, kLanes), scale);
+  for (int64_t r = r0; r < end; ++r) softmax_row(w + r * ldw, scores + r * s.Tp, r + 1, ldw);
+}
+
 // When a head's row is whole vectors (d a multiple of kLanes, as for d = 32), the products
 // read V and dO and write O and (unless adding) dV right in the rows, strides and all: a
-// copy of each less per head. Otherwise they go through the padded scratch rows.
+// copy of each less per head. Otherwise they go through the padded scratch rows. W goes to
+// the reader's weights when asked for, else it stays in the scratch over S.
 void head_forward(HeadScratch& s, float* merged, float* weights, const float* qkv, const float* cos_pairs,
                   const float* sin_pairs, float scale, int64_t b, int64_t h, int64_t H) {
   const int64_t T = s.T, d = s.d, D = H * d;
@@ -202,16 +223,13 @@ void head_forward(HeadScratch& s, float* merged, float* weights, const float* qk
   const int64_t ldv = in_place ? 3 * D : s.dp;
   float* o = in_place ? merged + b * T * D + h * d : s.out;  // [T,d], rows ldo apart
   const int64_t ldo = in_place ? D : s.dp;
-  float* w = weights + (b * H + h) * T * T;  // [T,T] of [B,H,T,T]
+  float* w = weights ? weights + (b * H + h) * T * T : s.scores;  // [T,T] of [B,H,T,T], or the scratch's [T,Tp]
+  const int64_t ldw = weights ? T : s.Tp;
   for (int64_t r0 = 0; r0 < T; r0 += kBlock) {
     const int64_t rows = T - r0 < kBlock ? T - r0 : kBlock, end = r0 + rows;
-    // S[r0:end, 0:end) = scale Q K^T: the keys this block sees, rounded up to whole vectors.
-    tile_product(s.scores + r0 * s.Tp, s.Tp, s.q + r0 * s.dp, s.dp, 1, rows, s.kt_or_vt, s.Tp, d,
-                 round_up(end, kLanes), scale);
-    // W's rows straight into the saved weights: keys 0..r, exact zeros after.
-    for (int64_t r = r0; r < end; ++r) softmax_row(w + r * T, s.scores + r * s.Tp, r + 1, T);
+    head_weights(s, s.scores, w, ldw, r0, end, scale);
     // O[r0:end) = W[r0:end, 0:end) V[0:end): a masked weight is 0, so end keys suffice.
-    tile_product(o + r0 * ldo, ldo, w + r0 * T, T, 1, rows, v, ldv, end, s.dp, 1.0f);
+    tile_product(o + r0 * ldo, ldo, w + r0 * ldw, ldw, 1, rows, v, ldv, end, s.dp, 1.0f);
     if (!in_place)
       for (int64_t r = r0; r < end; ++r)
         copy_row(merged + (b * T + r) * D + h * d, s.out + r * s.dp, nullptr, nullptr, d, {});
@@ -224,6 +242,13 @@ void head_backward(HeadScratch& s, float* dqkv, const float* dmerged, const floa
   const int64_t T = s.T, d = s.d, D = H * d;
   const bool in_place = d == s.dp;
   gather_head(s, qkv, cos_pairs, sin_pairs, b, h, D, !in_place);
+  const float* w = weights ? weights + (b * H + h) * T * T : s.w;  // W [T,T], rows ldw apart
+  const int64_t ldw = weights ? T : s.Tp;
+  if (!weights) {  // the forward's steps 2-3 again, on the same Q and K: the same W
+    transpose_head(s, s.k, s.dp);
+    for (int64_t r0 = 0; r0 < T; r0 += kBlock)
+      head_weights(s, s.w, s.w, s.Tp, r0, T - r0 < kBlock ? T : r0 + kBlock, scale);
+  }
   if (in_place) transpose_head(s, qkv + b * T * 3 * D + 2 * D + h * d, 3 * D);
   else transpose_head(s, s.v, s.dp);
   const float* dout = in_place ? dmerged + b * T * D + h * d : s.dout;  // dO [T,d], rows lddo apart
@@ -231,7 +256,6 @@ void head_backward(HeadScratch& s, float* dqkv, const float* dmerged, const floa
   if (!in_place)
     for (int64_t t = 0; t < T; ++t)
       copy_row(s.dout + t * s.dp, dmerged + (b * T + t) * D + h * d, nullptr, nullptr, d, {.padded = true});
-  const float* w = weights + (b * H + h) * T * T;  // [T,T]
   for (int64_t r0 = 0; r0 < T; r0 += kBlock) {
     const int64_t rows = T - r0 < kBlock ? T - r0 : kBlock, end = r0 + rows;
     // dW[r0:end, 0:end) = dO V^T, then dS in its place (zeros past each row's keys).
@@ -239,7 +263,7 @@ void head_backward(HeadScratch& s, float* dqkv, const float* dmerged, const floa
                  round_up(end, kLanes), 1.0f);
     for (int64_t r = r0; r < end; ++r) {
       float* row = s.scores + r * s.Tp;
-      softmax_backward_row(row, row, w + r * T, r + 1, T, scale, false);
+      softmax_backward_row(row, row, w + r * ldw, r + 1, T, scale, false);
     }
     // dQ[r0:end) = dS[r0:end, 0:end) K[0:end).
     tile_product(s.dq + r0 * s.dp, s.dp, s.scores + r0 * s.Tp, s.Tp, 1, rows, s.k, s.dp, end, s.dp, 1.0f);
@@ -252,7 +276,7 @@ void head_backward(HeadScratch& s, float* dqkv, const float* dmerged, const floa
     // Keys [j0, j0+rows) are seen by queries j0.. only: dK = dS^T Q and dV = W^T dO over those.
     tile_product(s.dk + j0 * s.dp, s.dp, s.scores + j0 * s.Tp + j0, 1, s.Tp, rows, s.q + j0 * s.dp, s.dp, T - j0,
                  s.dp, 1.0f);
-    tile_product(dv + j0 * lddv, lddv, w + j0 * T + j0, 1, T, rows, dout + j0 * lddo, lddo, T - j0, s.dp, 1.0f);
+    tile_product(dv + j0 * lddv, lddv, w + j0 * ldw + j0, 1, ldw, rows, dout + j0 * lddo, lddo, T - j0, s.dp, 1.0f);
   }
   // dq, dk rotated back by R(-angle): the rows hold q and k before RoPE.
   for (int64_t t = 0; t < T; ++t) {
