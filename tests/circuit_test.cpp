@@ -6,6 +6,7 @@
 // the probe mode's corrupt prompt swaps the answer's fact.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -74,6 +75,44 @@ TEST(Attribution, PartsSumToTheLogitAndTheDifferenceOnEveryProbeItem) {
     }
     EXPECT_EQ(counted + mean.skipped, 60);
   }
+}
+
+// --roles' direct-logit column: each head's part of the answer's difference, per kind the
+// probe means above, overall the mean over every attributed item (recomputed item by item).
+TEST(Attribution, RolesDirectLogitColumnIsTheHeadsMeanPart) {
+  const std::vector<ProbeItem> items = probe();
+  const std::vector<ProbeItem> few(items.begin(), items.begin() + 30);
+  Subject s = random_subject("rope");
+  const ProbeAttribution mean = attribute_probe(s.model, s.vocab, few);
+  RoleReport report;
+  for (int64_t l = 0; l < 2; ++l)
+    for (int64_t h = 0; h < 2; ++h) report.heads.push_back(HeadRoleScores{.layer = l, .head = h});
+  add_direct_logits(mean, report);
+  for (const HeadRoleScores& h : report.heads) {
+    const std::string name = "L" + std::to_string(h.layer) + ".H" + std::to_string(h.head);
+    double sum = 0.0;
+    int64_t counted = 0;
+    for (const ProbeItem& item : few) {
+      std::vector<int32_t> ids = *s.vocab.find_all(item.prompt);
+      if (ids.size() > 64) ids.erase(ids.begin(), ids.end() - 64);
+      const Attribution a = attribute_logits(s.model, s.vocab, ids, {std::nullopt, s.vocab.find(item.answer), std::nullopt});
+      for (const AttributionPart& p : a.parts)
+        if (p.name == name) sum += p.difference;
+      ++counted;
+    }
+    ASSERT_TRUE(h.direct_logit) << name;
+    EXPECT_NEAR(*h.direct_logit, sum / static_cast<double>(counted), 1e-9) << name;
+    ASSERT_EQ(h.direct_logit_by_kind.size(), mean.kinds.size()) << name;
+    const size_t part = static_cast<size_t>(
+        std::find(mean.part_names.begin(), mean.part_names.end(), name) - mean.part_names.begin());
+    for (size_t k = 0; k < mean.kinds.size(); ++k) {
+      EXPECT_EQ(h.direct_logit_by_kind[k].first, mean.kinds[k].kind);
+      EXPECT_EQ(h.direct_logit_by_kind[k].second, mean.kinds[k].parts[part]);
+    }
+  }
+  const std::string table = format_roles(report);
+  EXPECT_NE(table.find("dla"), std::string::npos) << table;
+  EXPECT_EQ(head_roles_json(report.heads[0])["direct_logit"].get<double>(), *report.heads[0].direct_logit);
 }
 
 TEST(Attribution, RefusesBadInput) {

@@ -64,7 +64,10 @@ TEST_F(HeadCliTest, RolesTableJsonAndAblation) {
   // The first prompt (19 symbols) is cropped to its last 16, which drops its source 丁.
   EXPECT_EQ(report["answer_items"], 1);
   ASSERT_EQ(report["heads"].size(), 4u);
-  for (const auto& h : report["heads"]) EXPECT_TRUE(h["roles"]["accuracy_drop"].is_number());
+  for (const auto& h : report["heads"]) {
+    EXPECT_TRUE(h["roles"]["accuracy_drop"].is_number());
+    EXPECT_TRUE(h["roles"]["direct_logit"].is_number());
+  }
   // Every --format json output carries the roles per head.
   auto full = run({"inspect-heads", "--checkpoint", ckpt(), "--text", "小丁拿着", "--format", "json", "--probe", probe()});
   ASSERT_EQ(full.status, 0) << full.err;

@@ -19,6 +19,7 @@
 #include "data/text_file.h"
 #include "io/atomic_file.h"
 #include "jobs/head_ablation.h"
+#include "jobs/head_attribution.h"
 #include "jobs/head_circuits.h"
 #include "jobs/head_compare.h"
 #include "jobs/head_html.h"
@@ -162,7 +163,10 @@ RoleReport head_roles(const InspectHeadsOptions& o, Subject& subject, const std:
                      "names data.probe_path");
   }
   RoleReport report = score_head_roles(subject.model, subject.vocab, options);
-  if (ablate && !probes.empty()) add_ablation_drops(subject.model, subject.vocab, probes, o.mean_ablation, report);
+  if (ablate && !probes.empty()) {
+    add_ablation_drops(subject.model, subject.vocab, probes, o.mean_ablation, report);
+    add_direct_logits(attribute_probe(subject.model, subject.vocab, probes), report);
+  }
   return report;
 }
 

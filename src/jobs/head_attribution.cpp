@@ -116,7 +116,10 @@ ProbeAttribution attribute_probe(const Gpt& model, const Vocab& vocab, const std
     if (static_cast<int64_t>(ids->size()) > block) ids->erase(ids->begin(), ids->end() - block);
     const Attribution a = attribute_logits(model, vocab, *ids, {std::nullopt, answer, std::nullopt});
     if (out.part_names.empty())
-      for (const AttributionPart& p : a.parts) out.part_names.push_back(p.name);
+      for (const AttributionPart& p : a.parts) {
+        out.part_names.push_back(p.name);
+        out.part_heads.emplace_back(p.layer, p.head);
+      }
     auto kind = std::find_if(out.kinds.begin(), out.kinds.end(), [&](const KindAttribution& k) { return k.kind == item.kind; });
     if (kind == out.kinds.end()) {
       out.kinds.push_back({item.kind, 0, 0.0, std::vector<double>(a.parts.size(), 0.0)});
@@ -132,6 +135,23 @@ ProbeAttribution attribute_probe(const Gpt& model, const Vocab& vocab, const std
     for (double& p : k.parts) p /= static_cast<double>(k.items);
   }
   return out;
+}
+
+void add_direct_logits(const ProbeAttribution& attribution, RoleReport& report) {
+  int64_t items = 0;
+  for (const KindAttribution& k : attribution.kinds) items += k.items;
+  for (HeadRoleScores& h : report.heads) {
+    const auto at = std::find(attribution.part_heads.begin(), attribution.part_heads.end(), std::pair{h.layer, h.head});
+    if (at == attribution.part_heads.end() || items == 0) continue;
+    const size_t part = static_cast<size_t>(at - attribution.part_heads.begin());
+    double sum = 0.0;
+    h.direct_logit_by_kind.clear();
+    for (const KindAttribution& k : attribution.kinds) {
+      h.direct_logit_by_kind.emplace_back(k.kind, k.parts[part]);
+      sum += k.parts[part] * static_cast<double>(k.items);
+    }
+    h.direct_logit = sum / static_cast<double>(items);
+  }
 }
 
 }  // namespace mg

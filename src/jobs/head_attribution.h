@@ -19,10 +19,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "data/probe.h"
 #include "data/vocab.h"
+#include "jobs/head_roles.h"
 #include "nn/gpt.h"
 
 namespace mg {
@@ -72,10 +74,16 @@ struct KindAttribution {
 };
 struct ProbeAttribution {
   std::vector<std::string> part_names;
+  std::vector<std::pair<int64_t, int64_t>> part_heads;  // (layer, head) of each part, (-1, -1) where none
   std::vector<KindAttribution> kinds;  // in order of first appearance
   int64_t skipped = 0;
   double largest_gap = 0.0;  // max over items of |parts' sum - the forward's difference|
 };
 ProbeAttribution attribute_probe(const Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes);
+
+// Fills every head's direct_logit in REPORT from ATTRIBUTION: the head's mean part of the
+// answer-against-best-other difference, per kind and over all the attributed items (each
+// kind weighted by its items). --roles' direct-logit column.
+void add_direct_logits(const ProbeAttribution& attribution, RoleReport& report);
 
 }  // namespace mg

@@ -22,6 +22,8 @@ nlohmann::json head_role_fields(const EvaluationInputs& in) {
     // Ablation is inspect-heads' and eval's, not every evaluation's: a probe scoring per head.
     scores.erase("accuracy_drop");
     scores.erase("accuracy_drop_by_kind");
+    scores.erase("direct_logit");  // nor direct logit attribution
+    scores.erase("direct_logit_by_kind");
     scores["layer"] = head.layer;
     scores["head"] = head.head;
     head_roles.push_back(std::move(scores));

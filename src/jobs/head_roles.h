@@ -93,6 +93,11 @@ struct HeadRoleScores {
   // that ran the ablations (head_ablation.h), overall and per question kind.
   std::optional<double> accuracy_drop;
   std::vector<std::pair<std::string, double>> accuracy_drop_by_kind;
+  // The head's mean direct logit attribution at each probe item's answer position (the
+  // answer against the best other symbol; head_attribution.h add_direct_logits), overall
+  // and per question kind; set with the drops.
+  std::optional<double> direct_logit;
+  std::vector<std::pair<std::string, double>> direct_logit_by_kind;
 };
 
 struct RoleReport {

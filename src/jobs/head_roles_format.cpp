@@ -28,8 +28,13 @@ std::string format_roles(const RoleReport& r) {
   if (drops)
     out += format("  drop: probe accuracy %.4f minus the accuracy with the head %s-ablated (> 0: the head helps)\n",
                   *r.base_accuracy, r.ablation.c_str());
+  // The direct-logit column: the head's mean part of the answer's logit difference.
+  const bool logits = std::any_of(r.heads.begin(), r.heads.end(), [](const HeadRoleScores& h) { return h.direct_logit.has_value(); });
+  if (logits)
+    out += "  dla: the head's mean direct logit attribution at each probe item's answer position, the answer against "
+           "the model's best other symbol (inspect-heads --attribution --probe)\n";
   out += "\nlayer head   prev  offset (k)    cur  first  induct  answer    copy";
-  out += drops ? "    drop  role\n" : "  role\n";
+  out += std::string(drops ? "    drop" : "") + (logits ? "      dla" : "") + "  role\n";
   for (const HeadRoleScores& h : r.heads) {
     out += format("%5lld %4lld  %s  %s (%3lld) %s %s  %s  %s  %s", static_cast<long long>(h.layer),
                   static_cast<long long>(h.head), cell(h.previous_token).c_str(), cell(h.best_offset_score).c_str(),
@@ -37,6 +42,7 @@ std::string format_roles(const RoleReport& r) {
                   cell(h.first_position).c_str(), cell(h.induction).c_str(), cell(h.answer_finding).c_str(),
                   cell(h.copy_forward).c_str());
     if (drops) out += "  " + (h.accuracy_drop ? format("%+6.3f", *h.accuracy_drop) : std::string("     -"));
+    if (logits) out += "  " + (h.direct_logit ? format("%+7.3f", *h.direct_logit) : std::string("      -"));
     out += "  " + h.role + "\n";
   }
   // Per question kind: a head may find one kind's answers and not another's.
@@ -47,13 +53,15 @@ std::string format_roles(const RoleReport& r) {
   if (kinds.empty()) return out;
   out += "\nper question kind: answer-finding score / copy-forward score";
   out += drops ? " / accuracy drop when ablated" : "";
+  out += logits ? " / dla" : "";
   if (drops) {
     out += " (intact:";
     for (const auto& [kind, accuracy] : r.base_accuracy_by_kind) out += format(" %s %.3f", kind.c_str(), accuracy);
     out += ")";
   }
   out += "\nlayer head";
-  for (const std::string& kind : kinds) out += format(drops ? "  %24s" : "  %15s", kind.c_str());
+  const int width = 15 + (drops ? 9 : 0) + (logits ? 10 : 0);
+  for (const std::string& kind : kinds) out += format("  %*s", width, kind.c_str());
   out += "\n";
   auto value_of = [](const std::vector<std::pair<std::string, double>>& values, const std::string& kind) {
     for (const auto& [k, v] : values)
@@ -64,11 +72,12 @@ std::string format_roles(const RoleReport& r) {
     out += format("%5lld %4lld", static_cast<long long>(h.layer), static_cast<long long>(h.head));
     for (const std::string& kind : kinds) {
       const auto score = value_of(h.answer_finding_by_kind, kind), copy = value_of(h.copy_forward_by_kind, kind),
-                 drop = value_of(h.accuracy_drop_by_kind, kind);
+                 drop = value_of(h.accuracy_drop_by_kind, kind), logit = value_of(h.direct_logit_by_kind, kind);
       auto number = [](const std::optional<double>& v) { return v ? format("%.3f", *v) : std::string("-"); };
       const std::string pair = number(score) + " / " + number(copy);
       out += drops ? format("  %15s / %6s", pair.c_str(), drop ? format("%+.3f", *drop).c_str() : "-")
                    : format("  %15s", pair.c_str());
+      if (logits) out += format(" / %7s", logit ? format("%+.3f", *logit).c_str() : "-");
     }
     out += "\n";
   }
@@ -96,7 +105,9 @@ nlohmann::ordered_json head_roles_json(const HeadRoleScores& h) {
               {"copy_forward_by_kind", by_kind(h.copy_forward_by_kind)},
               {"role", h.role},
               {"accuracy_drop", optional_number(h.accuracy_drop)},
-              {"accuracy_drop_by_kind", by_kind(h.accuracy_drop_by_kind)}};
+              {"accuracy_drop_by_kind", by_kind(h.accuracy_drop_by_kind)},
+              {"direct_logit", optional_number(h.direct_logit)},
+              {"direct_logit_by_kind", by_kind(h.direct_logit_by_kind)}};
 }
 
 nlohmann::ordered_json role_report_json(const RoleReport& r) {
