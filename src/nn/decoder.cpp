@@ -13,6 +13,7 @@
 #include "kernels/parallel.h"
 #include "kernels/rope.h"
 #include "kernels/runtime.h"
+#include "kernels/softmax.h"
 #include "core/error.h"
 
 namespace mg {
@@ -180,7 +181,32 @@ void Decoder::cache_keys_values(Layer& layer, int64_t lo, int64_t hi) {
   }
 }
 
-// Decoder::attend, the attention of generation, is in nn/attention.cpp beside training's.
+// Attention over the KV cache, the same steps as training's (nn/gpt.cpp, causal_self_attention)
+// one position (or a few) at a time.
+void Decoder::attend(Layer& layer, int64_t first, int64_t hi, int worker, int team) {
+  // Per head, these rows in blocks of kQueryBlock: S = Q K^T over the keys the block's last
+  // row sees [rows, keys], the causal softmax (masked weights exact zeros), then W V. A
+  // masked weight adds 0 * v, so each row's sums are those over its visible keys alone,
+  // and the keys past a block's last row (all masked for it) are never computed.
+  constexpr int64_t kQueryBlock = 16;
+  // Scale by the head width d, the length of each head's dot product (as causal_self_attention above does).
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d_));
+  float* scores = scores_.data() + worker * T_ * Tp_;  // this worker's [rows, keys]
+  int64_t piece = 0;
+  for (int64_t r0 = first; r0 < hi; r0 += kQueryBlock) {
+    const int64_t rows = std::min(kQueryBlock, hi - r0), keys = length_ + r0 + rows;
+    for (int64_t hd = 0; hd < H_; ++hd) {
+      if (piece++ % team != worker) continue;
+      const float* q = qkv_.data() + r0 * 3 * D_ + hd * d_;  // [rows, d], rows 3D apart
+      matrix_product(scores, keys, q, 3 * D_, rows, layer.keys_t.data() + hd * d_ * Tp_, Tp_, d_, keys);
+      for (int64_t i = 0; i < rows * keys; ++i) scores[i] *= scale;
+      causal_softmax_forward(scores, scores, 1, rows, keys);  // row t sees keys 0..keys-rows+t
+      // merge_heads: head hd owns features hd*d .. hd*d+d-1 of each row.
+      matrix_product(heads_.data() + r0 * D_ + hd * d_, D_, scores, keys, rows, layer.values.data() + hd * T_ * d_,
+                     d_, keys, d_);
+    }
+  }
+}
 
 void Decoder::drop_oldest(int64_t count) {
   MG_CHECK(!rope_.cos.empty(), "decoder: a context shift needs RoPE positions");

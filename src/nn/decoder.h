@@ -72,7 +72,7 @@ class Decoder {
   void cache_keys_values(Layer& layer, int64_t lo, int64_t hi);
   // Rows first..hi-1 attend to the cache (keys up to each row's position) into heads_:
   // of the (query block, head) pieces, worker w of `team` takes every team-th from w on, in
-  // its own scores. Defined in nn/attention.cpp, beside training's attention.
+  // its own scores.
   void attend(Layer& layer, int64_t first, int64_t hi, int worker, int team);
 
   ModelConfig config_;
