@@ -62,7 +62,7 @@ class BatchSampler {
   void set_anywhere_rows(int64_t rows);
 
   // With RowStart::after and early_first_ids: while ON, story rows start only at stories
-  // whose first id is one of early_first_ids (train_step.cpp turns it off at
+  // whose first id is one of early_first_ids (jobs/train.cpp's TrainingStep turns it off at
   // data.early_stories_to_step). Off by default; a no-op without early_first_ids.
   void set_early_stories(bool on);
 

@@ -1,5 +1,5 @@
-// The training run's parts (jobs/train.cpp composes them; each has its own file):
-// train_setup (the corpus, the run directory's resume), train_step (one optimizer step),
+// The training run's parts (jobs/train.cpp composes them and holds one optimizer step,
+// TrainingStep): train_setup (the corpus, the run directory's resume),
 // train_evaluation (validation loss and probe accuracy, summed over the ranks) and
 // train_checkpoints (which checkpoint is written when). This is what they share: the state
 // a training checkpoint carries, from which a resumed run continues bit for bit.
