@@ -36,6 +36,20 @@
 namespace mg {
 namespace {
 
+// The fused attention kernel as the causal_attention op calls it (autograd/ops_attention.cpp),
+// scale 0.17.
+void fused_forward(float* merged, float* weights, const float* qkv, const RopeTable& table, const AttentionShape& s) {
+  const AttentionWorkspace work = attention_workspace(s, &table, 2);
+  attention_heads_forward(merged, weights, qkv, work.cos_pairs, work.sin_pairs, 0.17f, s.B, s.T, s.H, s.d, work.scratch,
+                          work.threads);
+}
+void fused_backward(float* dqkv, const float* dmerged, const float* qkv, const float* weights, const RopeTable& table,
+                    const AttentionShape& s, bool accumulate) {
+  const AttentionWorkspace work = attention_workspace(s, &table, 4);
+  attention_heads_backward(dqkv, dmerged, qkv, weights, work.cos_pairs, work.sin_pairs, 0.17f, s.B, s.T, s.H, s.d,
+                           accumulate, work.scratch, work.threads);
+}
+
 std::vector<float> normal_values(int64_t n, uint64_t seed, double scale = 1.0) {
   Rng rng(seed);
   std::vector<float> v(static_cast<size_t>(n));
@@ -140,16 +154,14 @@ TEST(CpuVariantTest, CausalAttentionForwardAndBackwards) {
         [&] {
           std::vector<float> merged(rows * D), weights(s.B * s.H * s.T * s.T), dqkv(rows * 3 * D, 0.0f),
               dqkv_added(rows * 3 * D, 0.5f);
-          causal_attention_forward(merged.data(), weights.data(), qkv.data(), &table, 0.17f, s);
-          causal_attention_backward(dqkv.data(), dmerged.data(), qkv.data(), weights.data(), &table, 0.17f, s, false);
-          causal_attention_backward(dqkv_added.data(), dmerged.data(), qkv.data(), weights.data(), &table, 0.17f, s,
-                                    true);
+          fused_forward(merged.data(), weights.data(), qkv.data(), table, s);
+          fused_backward(dqkv.data(), dmerged.data(), qkv.data(), weights.data(), table, s, false);
+          fused_backward(dqkv_added.data(), dmerged.data(), qkv.data(), weights.data(), table, s, true);
           std::vector<float> merged_alone(rows * D), dqkv_remade(rows * 3 * D, 0.0f),
               dqkv_remade_added(rows * 3 * D, 0.5f);
-          causal_attention_forward(merged_alone.data(), nullptr, qkv.data(), &table, 0.17f, s);
-          causal_attention_backward(dqkv_remade.data(), dmerged.data(), qkv.data(), nullptr, &table, 0.17f, s, false);
-          causal_attention_backward(dqkv_remade_added.data(), dmerged.data(), qkv.data(), nullptr, &table, 0.17f, s,
-                                    true);
+          fused_forward(merged_alone.data(), nullptr, qkv.data(), table, s);
+          fused_backward(dqkv_remade.data(), dmerged.data(), qkv.data(), nullptr, table, s, false);
+          fused_backward(dqkv_remade_added.data(), dmerged.data(), qkv.data(), nullptr, table, s, true);
           for (int64_t i = 0; i < rows * D; ++i) EXPECT_EQ(bits(merged_alone[i]), bits(merged[i])) << "merged " << i;
           for (int64_t i = 0; i < rows * 3 * D; ++i) {
             EXPECT_EQ(bits(dqkv_remade[i]), bits(dqkv[i])) << "dqkv " << i;

@@ -1,8 +1,9 @@
-// The attention ops, in the order nn/attention.cpp calls them: qkv_projection (the three
-// projections as one GEMM), split_qkv_heads (the heads of its rows, q and k RoPE-rotated on
-// the way out), select (their parts, as views), causal_attention_weights (softmax(q k^T /
-// sqrt(d)) fused), and causal_attention, the whole of attention from the rows to the merged
-// heads in one kernel (kernels/fused_attention.h); then the composed forms the fused ones are
+// The attention ops, in the order nn/gpt.cpp's causal_self_attention calls them:
+// qkv_projection (the three projections as one GEMM), split_qkv_heads (the heads of its
+// rows, q and k RoPE-rotated on the way out), select (their parts, as views),
+// causal_attention_weights (softmax(q k^T / sqrt(d)) fused), and causal_attention, the whole
+// of attention from the rows to the merged heads in one kernel (kernels/fused_attention.h,
+// its body kernels/cpu/fused_attention.cpp); then the composed forms the fused ones are
 // tested against: split_heads / merge_heads (pure re-layouts), rope and causal_softmax. The
 // weighted sum of the composed form is matmul (ops_linear.cpp).
 #include <algorithm>
@@ -239,16 +240,19 @@ Var causal_attention(const Var& qkv, int64_t n_head, const RopeTable* rope_table
   // same bits) rather than keeping B H T^2 floats per layer from the forward to the backward,
   // 1 MiB a layer of the default step's 38.6 MiB; a reader's copy, there anyway, is used.
   Tensor weights = weights_out ? Tensor::empty({s.B, s.H, s.T, s.T}) : Tensor();
-  causal_attention_forward(merged.data(), weights_out ? weights.data() : nullptr, qkv.value().data(), rope_table,
-                           scale, s);
+  const AttentionWorkspace work = attention_workspace(s, rope_table, 2);
+  attention_heads_forward(merged.data(), weights_out ? weights.data() : nullptr, qkv.value().data(), work.cos_pairs,
+                          work.sin_pairs, scale, s.B, s.T, s.H, s.d, work.scratch, work.threads);
   if (weights_out) *weights_out = weights;
 
   if (!grad_enabled()) return make_result(merged, {qkv}, nullptr);
   RopeTable table = rope_table ? *rope_table : RopeTable{};  // a few kB: the graph may outlive the caller's
   return make_result(merged, {qkv}, [qkv, weights, table, scale, s](const Tensor& dout) {
     const GradOut dqkv = qkv.grad_out();
-    causal_attention_backward(dqkv.data, dout.data(), qkv.value().data(), weights.defined() ? weights.data() : nullptr,
-                              table.positions > 0 ? &table : nullptr, scale, s, dqkv.accumulate);
+    const AttentionWorkspace work = attention_workspace(s, table.positions > 0 ? &table : nullptr, 4);
+    attention_heads_backward(dqkv.data, dout.data(), qkv.value().data(), weights.defined() ? weights.data() : nullptr,
+                             work.cos_pairs, work.sin_pairs, scale, s.B, s.T, s.H, s.d, dqkv.accumulate, work.scratch,
+                             work.threads);
   });
 }
 

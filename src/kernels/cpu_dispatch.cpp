@@ -129,52 +129,21 @@ double cross_entropy_forward(float* probs, const float* logits, const int32_t* t
 
 // Each thread works on its own head in its own scratch, kept between calls (a training step
 // of the same shape reuses it instead of allocating).
-namespace {
-
-float* attention_scratch(int64_t T, int64_t d, int threads) {
-  thread_local std::vector<float> scratch;
-  scratch.resize(static_cast<size_t>(threads * attention_scratch_floats(T, d)));
-  return scratch.data();
-}
-
-void check_attention(const RopeTable* table, const AttentionShape& s) {
+AttentionWorkspace attention_workspace(const AttentionShape& s, const RopeTable* table, int dense_products) {
   MG_CHECK(s.B >= 0 && s.T >= 1 && s.H >= 1 && s.d >= 1, "causal attention: empty shape");
   MG_CHECK(!table || (table->head_width == s.d && s.T <= table->positions), "RoPE table does not cover the input");
-}
-
-// The fused kernel's FLOPs are counted as the dense products it replaces (q k^T and w v,
-// T x T each), so a step's FLOPs are the model's whichever kernel runs (the kernel itself
-// skips the masked blocks).
-double dense_attention_product(const AttentionShape& s) {
-  return 2.0 * static_cast<double>(s.B * s.H) * s.T * s.T * s.d;
-}
-
-// Heads split over the threads only when their products are large enough to pay for a
-// team (kernels/parallel.h).
-int attention_threads(const AttentionShape& s) {
-  return 2 * dense_attention_product(s) < kParallelFlops ? 1 : num_threads();
-}
-
-}  // namespace
-
-void causal_attention_forward(float* merged, float* weights, const float* qkv, const RopeTable* table, float scale,
-                              const AttentionShape& s) {
-  check_attention(table, s);
-  profile_add_attention_flops(2 * dense_attention_product(s));  // w, then w v
-  const int threads = attention_threads(s);
-  attention_heads_forward(merged, weights, qkv, table ? table->cos_pairs.data() : nullptr,
-                          table ? table->sin_pairs.data() : nullptr, scale, s.B, s.T, s.H, s.d,
-                          attention_scratch(s.T, s.d, threads), threads);
-}
-
-void causal_attention_backward(float* dqkv, const float* dmerged, const float* qkv, const float* weights,
-                               const RopeTable* table, float scale, const AttentionShape& s, bool accumulate) {
-  check_attention(table, s);
-  profile_add_attention_flops(4 * dense_attention_product(s));  // dw, dq, dk, dv
-  const int threads = attention_threads(s);
-  attention_heads_backward(dqkv, dmerged, qkv, weights, table ? table->cos_pairs.data() : nullptr,
-                           table ? table->sin_pairs.data() : nullptr, scale, s.B, s.T, s.H, s.d, accumulate,
-                           attention_scratch(s.T, s.d, threads), threads);
+  const double product = 2.0 * static_cast<double>(s.B * s.H) * s.T * s.T * s.d;  // one dense T x T x d product
+  profile_add_attention_flops(dense_products * product);
+  AttentionWorkspace work;
+  if (table) {
+    work.cos_pairs = table->cos_pairs.data();
+    work.sin_pairs = table->sin_pairs.data();
+  }
+  work.threads = 2 * product < kParallelFlops ? 1 : num_threads();
+  thread_local std::vector<float> scratch;
+  scratch.resize(static_cast<size_t>(work.threads * attention_scratch_floats(s.T, s.d)));
+  work.scratch = scratch.data();
+  return work;
 }
 
 }  // namespace mg

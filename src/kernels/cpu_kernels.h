@@ -28,10 +28,10 @@ struct AdamWStep;  // kernels/optimizer.h
 
 // Shapes row-major, as named; "(+)=" adds when accumulate, else writes.
 #define MG_CPU_KERNELS(X)                                                                                            \
-  /* gelu.h: out = x Phi(x); with_slope also writes slope = Phi(x) + x phi(x) (may alias x);                        \
+  /* gelu.h: out = x Phi(x); with_slope also writes slope = Phi(x) + x phi(x) (may alias x);                         \
      backward: dx (+)= dout * slope(x). */                                                                           \
   X(gelu, gelu_forward, void, (float* out, const float* x, int64_t n), (out, x, n))                                  \
-  X(gelu, gelu_forward_with_slope, void, (float* out, float* slope, const float* x, int64_t n), (out, slope, x, n))   \
+  X(gelu, gelu_forward_with_slope, void, (float* out, float* slope, const float* x, int64_t n), (out, slope, x, n))  \
   X(gelu, gelu_backward, void, (float* dx, const float* dout, const float* x, int64_t n, bool accumulate),           \
     (dx, dout, x, n, accumulate))                                                                                    \
   /* softmax.h: weights, scores [batch, Tq, Tk], Tq <= Tk; the backward of w = causal_softmax(scale * s):            \
@@ -66,7 +66,7 @@ struct AdamWStep;  // kernels/optimizer.h
     (float* out, const float* in, const float* cos, const float* sin, int64_t B, int64_t T, int64_t H, int64_t d,    \
      bool to_heads),                                                                                                 \
     (out, in, cos, sin, B, T, H, d, to_heads))                                                                       \
-  /* cross_entropy.h: logits, probs [rows,V]; row_loss [rows] in double, summed by cross_entropy_forward in row     \
+  /* cross_entropy.h: logits, probs [rows,V]; row_loss [rows] in double, summed by cross_entropy_forward in row      \
      order; the backward: dlogits += dloss / rows * (probs - onehot(target)). */                                     \
   X(loss, cross_entropy_rows, void,                                                                                  \
     (double* row_loss, float* probs, const float* logits, const int32_t* targets, int64_t rows, int64_t V),          \
@@ -74,9 +74,9 @@ struct AdamWStep;  // kernels/optimizer.h
   X(loss, cross_entropy_backward, void,                                                                              \
     (float* dlogits, const float* probs, const int32_t* targets, int64_t rows, int64_t V, float dloss),              \
     (dlogits, probs, targets, rows, V, dloss))                                                                       \
-  /* fused_attention.h's causal_attention_forward / _backward, every head: cos, sin the RoPE table's cos_pairs,     \
-     sin_pairs [T, d] or null; scratch holds threads x attention_scratch_floats (a size query: no time of its        \
-     own, charged to other). */                                                                                      \
+  /* fused_attention.h: the fused attention of every head (its contract there), called with an                       \
+     attention_workspace: cos, sin the RoPE table's cos_pairs, sin_pairs [T, d] or null; scratch holds threads x     \
+     attention_scratch_floats (a size query: no time of its own, charged to other). */                               \
   X(other, attention_scratch_floats, int64_t, (int64_t T, int64_t d), (T, d))                                        \
   X(attention, attention_heads_forward, void,                                                                        \
     (float* merged, float* weights, const float* qkv, const float* cos, const float* sin, float scale, int64_t B,    \
@@ -86,7 +86,7 @@ struct AdamWStep;  // kernels/optimizer.h
     (float* dqkv, const float* dmerged, const float* qkv, const float* weights, const float* cos, const float* sin,  \
      float scale, int64_t B, int64_t T, int64_t H, int64_t d, bool accumulate, float* scratch, int threads),         \
     (dqkv, dmerged, qkv, weights, cos, sin, scale, B, T, H, d, accumulate, scratch, threads))                        \
-  /* optimizer.h: one tensor's AdamW update, in place (optim/adamw.h has the math). */                              \
+  /* optimizer.h: one tensor's AdamW update, in place (optim/adamw.h has the math). */                               \
   X(optimizer, adamw_update, void,                                                                                   \
     (float* param, float* exp_avg, float* exp_avg_sq, const float* grad, int64_t n, const AdamWStep& s),             \
     (param, exp_avg, exp_avg_sq, grad, n, s))                                                                        \

@@ -201,6 +201,21 @@ void bench_gelu_with_slope(benchmark::State& state, int threads) {
   run_timed(state, threads, [&] { mg::gelu_forward_with_slope(t.y.data(), t.dx.data(), t.x.data(), n); });
 }
 
+// The fused attention kernel as the causal_attention op calls it (autograd/ops_attention.cpp),
+// scale 0.17.
+void fused_forward(float* merged, float* weights, const float* qkv, const mg::RopeTable& table,
+                   const mg::AttentionShape& s) {
+  const mg::AttentionWorkspace work = mg::attention_workspace(s, &table, 2);
+  mg::attention_heads_forward(merged, weights, qkv, work.cos_pairs, work.sin_pairs, 0.17f, s.B, s.T, s.H, s.d,
+                              work.scratch, work.threads);
+}
+void fused_backward(float* dqkv, const float* dmerged, const float* qkv, const float* weights,
+                    const mg::RopeTable& table, const mg::AttentionShape& s, bool accumulate) {
+  const mg::AttentionWorkspace work = mg::attention_workspace(s, &table, 4);
+  mg::attention_heads_backward(dqkv, dmerged, qkv, weights, work.cos_pairs, work.sin_pairs, 0.17f, s.B, s.T, s.H,
+                               s.d, accumulate, work.scratch, work.threads);
+}
+
 // The fused attention at the default model's shape (B 32, T 64, H 2, d 32), with RoPE, as
 // training runs it (no weights written; the backward makes them again) or, `kept`, writing
 // the weights and reading them back (a reader's forward; training's before issue 34).
@@ -210,12 +225,12 @@ void bench_attention(benchmark::State& state, bool backward, bool kept, int thre
   const mg::RopeTable table = mg::make_rope_table(s.T, s.d, 10000.0);
   Tensors qkv(rows * 3 * D, 1, 1), merged(rows * D, 1, 1), weights(s.B * s.H * s.T * s.T, 1, 1);
   float* w = kept ? weights.y.data() : nullptr;
-  mg::causal_attention_forward(merged.y.data(), weights.y.data(), qkv.x.data(), &table, 0.17f, s);
+  fused_forward(merged.y.data(), weights.y.data(), qkv.x.data(), table, s);
   run_timed(state, threads, [&] {
     if (!backward)
-      mg::causal_attention_forward(merged.y.data(), w, qkv.x.data(), &table, 0.17f, s);
+      fused_forward(merged.y.data(), w, qkv.x.data(), table, s);
     else
-      mg::causal_attention_backward(qkv.dx.data(), merged.dy.data(), qkv.x.data(), w, &table, 0.17f, s, false);
+      fused_backward(qkv.dx.data(), merged.dy.data(), qkv.x.data(), w, table, s, false);
   });
 }
 
