@@ -4,10 +4,10 @@
 //   q, k = rope(q), rope(k)                      (when a table is given)
 //   w = causal_softmax(scale * q k^T)            [T,T], the projected_weights
 //   merged[b, t, h*d + j] = (w v)[t, j]          [B,T,D]
-// the steps nn/gpt.cpp's causal_self_attention also spells out op by op. A head's q, k, v, scores and
-// gradients stay in a thread's scratch (L1/L2-sized) from first to last use, the products
-// skip the key blocks the causal mask zeroes, and no re-layout of q, k, v or of the heads
-// ever touches memory: the kernel reads and writes the rows where the GEMMs left them.
+// the steps nn/gpt.cpp's causal_self_attention also spells out op by op. A head's q, k, v,
+// scores and gradients stay in a thread's scratch (L1/L2-sized) from first to last use, the
+// products skip the key blocks the causal mask zeroes, and no re-layout of q, k, v or of the
+// heads ever touches memory: the kernel reads and writes the rows where the GEMMs left them.
 // The kernel is two entries of kernels/cpu_kernels.h's list, compiled per CPU variant
 // (bodies: kernels/cpu/fused_attention.cpp), each called with the workspace below:
 //   attention_heads_forward(merged, weights, qkv, cos_pairs, sin_pairs, scale, B, T, H, d,
