@@ -189,7 +189,7 @@ void Decoder::attend(Layer& layer, int64_t first, int64_t hi, int worker, int te
   // masked weight adds 0 * v, so each row's sums are those over its visible keys alone,
   // and the keys past a block's last row (all masked for it) are never computed.
   constexpr int64_t kQueryBlock = 16;
-  // Scale by the head width d, the length of each head's dot product (as causal_self_attention above does).
+  // Scale by the head width d, the length of each head's dot product (as training's does).
   const float scale = 1.0f / std::sqrt(static_cast<float>(d_));
   float* scores = scores_.data() + worker * T_ * Tp_;  // this worker's [rows, keys]
   int64_t piece = 0;
