@@ -25,8 +25,8 @@ measures, for no busy process and then for 1..N of them, one after the other:
 
 The table gives the median (min-max) of the rounds, each busy column's share of the quiet
 speed (the median of the rounds' shares), and mini-gpt/PyTorch per column (default threads
-against PyTorch at --threads, one thread against one). This module is benchmark.py's: it uses
-its helpers and its options.
+against PyTorch at --threads, one thread against one). benchmark.py calls this module with its
+options; the helpers are bench_common.py's.
 """
 
 import contextlib
@@ -39,8 +39,8 @@ import tempfile
 import time
 
 import script_io
-from benchmark import (ROOT, fair_env, kernels_report, openblas_choice, ours_train, print_machine, ratio_spread,
-                       run, spread, spread_1, torch_train)
+from bench_common import (ROOT, fair_env, kernels_report, openblas_choice, ours_train, print_machine,
+                          ratio_spread, run, spread, spread_1, torch_train)
 
 # A single-threaded pure-CPU loop that ends by itself when its parent has gone (reparented),
 # so a benchmark killed with SIGKILL leaves no spinning process behind.

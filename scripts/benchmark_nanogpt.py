@@ -49,9 +49,9 @@ import tempfile
 import time
 
 import script_io
-from benchmark import (CORENAME_CODE, OPENBLAS_OPENMP, ROOT, fair_env, kernels_report, last_json, openblas_choice,
-                       metrics_by_step, print_machine, run, source_commit, timed_rate,
-                       tokens_per_step, torch_available)
+from bench_common import (CORENAME_CODE, OPENBLAS_OPENMP, ROOT, fair_env, kernels_report, last_json, openblas_choice,
+                          metrics_by_step, print_machine, run, source_commit, timed_rate, tokens_per_step,
+                          torch_available)
 
 NANOGPT_FILES = ("train.py", "model.py", "configurator.py", "config/train_shakespeare_char.py",
                  "data/shakespeare_char/prepare.py")
