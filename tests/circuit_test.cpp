@@ -17,6 +17,7 @@
 #include "jobs/head_composition.h"
 #include "jobs/head_patching.h"
 #include "jobs/logit_lens.h"
+#include "jobs/roles_format.h"
 #include "model_support.h"
 #include "test_support.h"
 

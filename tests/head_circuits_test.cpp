@@ -4,7 +4,9 @@
 
 #include <cmath>
 
+#include "jobs/circuits_svg.h"
 #include "jobs/head_circuits.h"
+#include "jobs/qk_ov_format.h"
 #include "model_support.h"
 
 namespace mg {

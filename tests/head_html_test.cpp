@@ -15,6 +15,7 @@
 #include "data/utf8.h"
 #include "jobs/head_html.h"
 #include "jobs/head_trace.h"
+#include "jobs/trace_format.h"
 #include "jobs/inspect.h"
 #include "jobs/model_store.h"
 #include "core/error.h"

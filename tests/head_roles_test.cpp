@@ -8,6 +8,7 @@
 
 #include "data/probe.h"
 #include "jobs/head_roles.h"
+#include "jobs/roles_format.h"
 #include "core/error.h"
 #include "model_support.h"
 #include "test_support.h"

@@ -9,6 +9,7 @@
 
 #include "jobs/head_attribution.h"
 #include "jobs/head_trace.h"
+#include "jobs/trace_format.h"
 #include "core/error.h"
 #include "model_support.h"
 

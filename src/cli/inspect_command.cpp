@@ -20,11 +20,15 @@
 #include "io/atomic_file.h"
 #include "jobs/head_ablation.h"
 #include "jobs/head_attribution.h"
+#include "jobs/circuits_svg.h"
 #include "jobs/head_circuits.h"
-#include "jobs/head_compare.h"
+#include "jobs/compare_format.h"
 #include "jobs/head_html.h"
 #include "jobs/head_roles.h"
+#include "jobs/qk_ov_format.h"
+#include "jobs/roles_format.h"
 #include "jobs/head_trace.h"
+#include "jobs/trace_format.h"
 #include "jobs/heatmap_svg.h"
 #include "jobs/inspect.h"
 #include "jobs/inspect_format.h"
@@ -67,9 +71,6 @@ std::vector<ProbeItem> role_probes(const InspectHeadsOptions& o, const Subject& 
   return {};
 }
 
-// Head roles over the stated texts: --text-file's block_size windows (at most 200), else
-// the probe prompts, else (only for the JSON's "roles") the inspected text alone. With
-// ABLATE, each head's probe-accuracy drop too.
 // --compare A B: match A's heads to B's on the --text, else on the probe prompts (--probe
 // or A's data.probe_path) that both vocabularies hold, at most 100, with each head's role.
 std::string compare_command(const InspectHeadsOptions& o, const std::u32string& text) {
@@ -105,42 +106,22 @@ std::string compare_command(const InspectHeadsOptions& o, const std::u32string& 
       ids_a.push_back(a.vocab.encode(t, "probe prompt"));
       ids_b.push_back(b.vocab.encode(t, "probe prompt"));
     }
-  const HeadComparison comparison = compare_heads(a.model, b.model, ids_a, ids_b);
+  ComparisonReport report{o.compare.at(0), o.compare.at(1), described, compare_heads(a.model, b.model, ids_a, ids_b),
+                          {}, {}};
   auto roles_of = [&](LoadedModel& m, const std::vector<std::vector<int32_t>>& ids) {
     RoleOptions options;
     options.texts = ids;
     options.probes = probes.empty() ? nullptr : &probes;
     return score_head_roles(m.model, m.vocab, options);
   };
-  const RoleReport ra = roles_of(a, ids_a), rb = roles_of(b, ids_b);
-  auto role = [](const RoleReport& r, int64_t layer, int64_t head) {
-    for (const auto& h : r.heads)
-      if (h.layer == layer && h.head == head) return h.role;
-    return std::string("?");
-  };
-  if (o.format == "json") {
-    nlohmann::ordered_json out = {{"a", o.compare[0]}, {"b", o.compare[1]}, {"texts", described}, {"pairs", nlohmann::ordered_json::array()}};
-    for (const HeadMatch& m : comparison.matches)
-      out["pairs"].push_back({{"a", {m.layer_a, m.head_a}}, {"role_a", role(ra, m.layer_a, m.head_a)},
-                              {"b", {m.layer_b, m.head_b}}, {"role_b", role(rb, m.layer_b, m.head_b)},
-                              {"divergence", m.divergence}, {"similarity", m.similarity}});
-    return out.dump() + "\n";
-  }
-  std::string out = "heads of A (" + o.compare[0] + ") matched to heads of B (" + o.compare[1] +
-                    ")\nby their attention patterns on " + described +
-                    ": least total Jensen-Shannon divergence (Hungarian); similarity = 1 - JSD / ln 2\n\n"
-                    "  A     role in A                       B     role in B                       similarity\n";
-  for (const HeadMatch& m : comparison.matches) {
-    char line[256];
-    std::snprintf(line, sizeof line, "  %lld.%lld   %-30s  %lld.%lld   %-30s  %.3f\n", static_cast<long long>(m.layer_a),
-                  static_cast<long long>(m.head_a), role(ra, m.layer_a, m.head_a).c_str(),
-                  static_cast<long long>(m.layer_b), static_cast<long long>(m.head_b),
-                  role(rb, m.layer_b, m.head_b).c_str(), m.similarity);
-    out += line;
-  }
-  return out;
+  report.roles_a = roles_of(a, ids_a);
+  report.roles_b = roles_of(b, ids_b);
+  return o.format == "json" ? comparison_json(report).dump() + "\n" : format_comparison(report);
 }
 
+// Head roles over the stated texts: --text-file's block_size windows (at most 200), else
+// the probe prompts, else (only for the JSON's "roles") the inspected text alone. With
+// ABLATE, each head's probe-accuracy drop too.
 RoleReport head_roles(const InspectHeadsOptions& o, Subject& subject, const std::u32string& text, bool ablate) {
   const ModelConfig& c = subject.model.config();
   const std::vector<ProbeItem> probes = role_probes(o, subject);

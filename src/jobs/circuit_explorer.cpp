@@ -2,7 +2,7 @@
 #include "jobs/circuit_explorer.h"
 
 #include "jobs/circuit_format.h"
-#include "jobs/inspect_format.h"
+#include "jobs/text.h"
 
 namespace mg {
 namespace {

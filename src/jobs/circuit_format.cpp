@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "jobs/inspect_format.h"
+#include "jobs/text.h"
 
 namespace mg {
 namespace {

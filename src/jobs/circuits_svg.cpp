@@ -1,11 +1,12 @@
 // inspect-heads --circuits --svg: the QK and OV tables of one head as two V x V heatmaps
 // side by side, symbols labelling rows and columns, each with its own diverging scale
 // (blue negative, white 0, red positive, full colour at the table's largest |value|).
+#include "jobs/circuits_svg.h"
+
 #include <algorithm>
 #include <cmath>
 
-#include "jobs/head_circuits.h"
-#include "jobs/inspect_format.h"
+#include "jobs/text.h"
 
 namespace mg {
 namespace {

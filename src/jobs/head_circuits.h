@@ -54,10 +54,4 @@ std::vector<SymbolPair> top_pairs(const std::vector<double>& table, int64_t V, i
 // row-major matrix M (LAPACK dgeev); 0 for a zero matrix.
 double eigenvalue_sign_share(const std::vector<double>& m, int64_t n);
 
-// The printout: both tables' top pairs, the copy score and the approximation note.
-std::string format_circuits(const HeadCircuits& c, int64_t top);
-
-// The two V x V heatmaps side by side with symbol labels, a diverging colour scale each.
-std::string circuits_svg(const HeadCircuits& c);
-
 }  // namespace mg

@@ -19,6 +19,8 @@
 #include "jobs/head_circuits.h"
 #include "jobs/head_roles.h"
 #include "jobs/head_trace.h"
+#include "jobs/roles_format.h"
+#include "jobs/trace_format.h"
 #include "jobs/inspect.h"
 #include "jobs/inspect_format.h"
 #include "jobs/model_store.h"

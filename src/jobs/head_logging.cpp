@@ -4,6 +4,7 @@
 
 #include "jobs/head_html.h"
 #include "jobs/head_roles.h"
+#include "jobs/roles_format.h"
 
 namespace mg {
 namespace {

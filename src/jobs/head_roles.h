@@ -30,8 +30,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "data/probe.h"
 #include "data/vocab.h"
 #include "nn/gpt.h"
@@ -132,16 +130,5 @@ std::vector<std::vector<int32_t>> text_windows(const std::vector<int32_t>& ids, 
 // symbol outside the vocabulary are skipped.
 std::vector<std::vector<int32_t>> probe_texts(const Vocab& vocab, const std::vector<ProbeItem>& probes,
                                               int64_t block_size);
-
-// The --roles table: the texts and thresholds, then one line per head with every score,
-// the ablation drop when measured, and the role name.
-std::string format_roles(const RoleReport& report);
-
-// One head's scores as JSON ({"previous_token", "best_offset" (as an offset, -k),
-// "best_offset_score", "current_token", "first_position", "induction", "answer_finding",
-// "answer_finding_by_kind" {kind: score}, "copy_forward", "copy_forward_by_kind", "role", "accuracy_drop", "accuracy_drop_by_kind"
-// {kind: drop}}; null where not measured), and the whole report.
-nlohmann::ordered_json head_roles_json(const HeadRoleScores& scores);
-nlohmann::ordered_json role_report_json(const RoleReport& report);
 
 }  // namespace mg

@@ -1,8 +1,9 @@
 // The --roles table and JSON, built as strings and JSON values (the cli prints them).
+#include "jobs/roles_format.h"
+
 #include <algorithm>
 
-#include "jobs/head_roles.h"
-#include "jobs/inspect_format.h"
+#include "jobs/text.h"
 
 namespace mg {
 namespace {
