@@ -15,6 +15,8 @@ import sys
 
 import script_io
 
+# The layers under inference, and so under train, interp and report too (distributed is train's alone).
+BELOW_INFERENCE = {"core", "model_spec", "tensor", "kernels", "autograd", "nn", "optim", "data", "io"}
 # layer -> the layers its files may include (besides its own)
 ALLOWED = {
     "core": set(),
@@ -27,10 +29,20 @@ ALLOWED = {
     "data": {"core"},
     "distributed": {"core"},
     "io": {"core", "model_spec", "tensor", "data"},
-    "jobs": {"core", "model_spec", "tensor", "kernels", "autograd", "nn", "optim", "data", "distributed", "io"},
-    "cli": {"core", "model_spec", "tensor", "kernels", "autograd", "nn", "optim", "data", "distributed", "io", "jobs"},
+    # What the commands do: loading, evaluation and generation; training over them; the
+    # interpretability techniques (structs only) over inference, never over train; the writers
+    # of text, JSON, SVG and HTML over the techniques. Only cli joins train to interp and report.
+    "inference": BELOW_INFERENCE,
+    "train": BELOW_INFERENCE | {"inference", "distributed"},
+    "interp": BELOW_INFERENCE | {"inference"},
+    "report": BELOW_INFERENCE | {"inference", "interp"},
+    "cli": BELOW_INFERENCE | {"distributed", "inference", "train", "interp", "report"},
 }
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"', re.MULTILINE)
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([a-z_]+)/[^">]+[">]', re.MULTILINE)
+
+
+def line_of(text, match):
+    return text.count("\n", 0, match.start()) + 1
 
 
 def main():
@@ -51,14 +63,13 @@ def main():
                 path = os.path.join(folder, name)
                 with open(path, encoding="utf-8") as f:
                     text = f.read()
+                rel = os.path.relpath(path, os.path.dirname(root))
                 for match in INCLUDE.finditer(text):
                     target = match.group(1)
                     if target == layer or target not in ALLOWED:  # own layer, or a library (oneapi/...)
                         continue
                     if target not in ALLOWED[layer]:
-                        line = text.count("\n", 0, match.start()) + 1
-                        rel = os.path.relpath(path, os.path.dirname(root))
-                        violations.append(f"{rel}:{line}: {layer} includes {target}/ (allowed: "
+                        violations.append(f"{rel}:{line_of(text, match)}: {layer} includes {target}/ (allowed: "
                                           f"{', '.join(sorted(ALLOWED[layer])) or 'nothing below it'})")
     for v in violations:
         print(f"check_layers: {v}")

@@ -38,7 +38,7 @@ WIDTH = 960
 LEFT, RIGHT, TOP = 70, 230, 40
 PANEL, GAP, BOTTOM = 300, 60, 50  # panel height, space between the panels, below the lower one
 ROLE_PANEL = 160  # height of each head-role panel
-MAX_METRICS_BYTES = 256 << 20  # the explorer's limit on the same file (src/jobs/head_html.cpp)
+MAX_METRICS_BYTES = 256 << 20  # the explorer's limit on the same file (src/report/explorer.cpp)
 
 
 def escape(text):

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """mini-gpt's own PyTorch reference: the model of docs/model.md, the checkpoint of
-section 2, and the optimizer and schedule of src/optim/adamw.cpp and src/jobs/train.cpp,
+section 2, and the optimizer and schedule of src/optim/adamw.cpp and src/train/train.cpp,
 written with nothing but torch, numpy and the standard library.
 
 Run it with Debian's interpreter, /usr/bin/python3 (`bash scripts/setup_reference.sh`
@@ -388,7 +388,7 @@ def make_optimizer(params, t):
 
 
 def train_step(model, optimizer, step, t, ids, targets, training=True):
-    """One step as src/jobs/train.cpp takes it: loss, backward, clip, AdamW at this step's
+    """One step as src/train/train.cpp takes it: loss, backward, clip, AdamW at this step's
     rate. Returns (loss, lr, grad norm)."""
     lr = learning_rate(step, t)
     for group in optimizer.param_groups:
@@ -667,7 +667,7 @@ def cmd_write_checkpoint(args):
 
 
 def head_summary(w, T):
-    """src/jobs/inspect.cpp's summary of one head's [T,T] weights (docs/cli.md), in double."""
+    """src/interp/patterns.cpp's summary of one head's [T,T] weights (docs/cli.md), in double."""
     w = np.asarray(w, dtype=np.float64)
     entropy, by_offset = 0.0, [0.0] * T  # by_offset[b]: weight on offset -b
     for t in range(T):

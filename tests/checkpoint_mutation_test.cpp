@@ -22,12 +22,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/safetensors.h"
-#include "jobs/model_store.h"
-#include "optim/adamw.h"
-#include "core/error.h"
 #include "config_support.h"
+#include "core/error.h"
+#include "inference/model_store.h"
+#include "io/safetensors.h"
 #include "model_support.h"
+#include "optim/adamw.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;

@@ -14,11 +14,11 @@
 #include <nlohmann/json.hpp>
 
 #include "data/utf8.h"
-#include "jobs/head_attribution.h"
-#include "jobs/head_composition.h"
-#include "jobs/head_patching.h"
-#include "jobs/logit_choice.h"
-#include "jobs/model_store.h"
+#include "inference/model_store.h"
+#include "interp/attribution.h"
+#include "interp/composition.h"
+#include "interp/logit_choice.h"
+#include "interp/patching.h"
 #include "test_support.h"
 
 namespace mg {

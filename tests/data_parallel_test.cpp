@@ -6,10 +6,10 @@
 
 #include <cmath>
 
-#include "jobs/data_parallel.h"
-#include "jobs/evaluate.h"
 #include "core/error.h"
+#include "inference/evaluate.h"
 #include "model_support.h"
+#include "train/data_parallel.h"
 
 namespace mg {
 namespace {

@@ -198,7 +198,7 @@ TEST_P(GoldenTest, TenAdamWStepsMatchTheReference) {
 
   AdamW optimizer(model.parameters(), {tc.beta1, tc.beta2, tc.eps, tc.weight_decay});
   std::vector<float> losses, rates, grad_norms;
-  for (int64_t step = 0; step < tc.max_steps; ++step) {  // as src/jobs/train.cpp takes a step
+  for (int64_t step = 0; step < tc.max_steps; ++step) {  // as src/train/train.cpp takes a step
     const double lr = learning_rate(step, tc.lr, tc.min_lr, tc.warmup_steps, tc.max_steps);
     model.parameters().zero_grad();
     Var loss = model.loss(ids, targets, B, T);

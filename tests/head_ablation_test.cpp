@@ -3,9 +3,9 @@
 // score_probe's ablations change the answers only through the ablated heads.
 #include <gtest/gtest.h>
 
-#include "jobs/evaluate.h"
-#include "jobs/head_ablation.h"
 #include "core/error.h"
+#include "inference/evaluate.h"
+#include "interp/ablation.h"
 #include "model_support.h"
 
 namespace mg {

@@ -4,10 +4,10 @@
 
 #include <cmath>
 
-#include "jobs/circuits_svg.h"
-#include "jobs/head_circuits.h"
-#include "jobs/qk_ov_format.h"
+#include "interp/qk_ov.h"
 #include "model_support.h"
+#include "report/qk_ov_format.h"
+#include "report/qk_ov_svg.h"
 
 namespace mg {
 namespace {
@@ -73,7 +73,7 @@ TEST(HeadCircuits, TablesEqualAPlainRecomputation) {
       for (int64_t i = 0; i < D; ++i) logit += P("head.weight")[k * D + i] * (out[i] - mean) * P("ln_f.weight")[i];
       EXPECT_NEAR(c.ov[a * V + k], logit, 1e-9);
     }
-  const std::string svg = circuits_svg(c);
+  const std::string svg = qk_ov_svg(c);
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_NE(svg.find(">g</text>"), std::string::npos);
   EXPECT_NE(format_circuits(c, 5).find("copy score"), std::string::npos);

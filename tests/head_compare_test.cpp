@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "data/vocab.h"
-#include "jobs/head_compare.h"
+#include "interp/compare.h"
 #include "model_support.h"
 
 namespace mg {

@@ -1,4 +1,4 @@
-// The head explorer's C++ side (jobs/head_html.h, issue 16) on the committed inspect
+// The head explorer's C++ side (report/explorer.h, issue 16) on the committed inspect
 // fixture (tests/fixtures/heads_ref.safetensors: 2 layers x 2 heads, block_size 16): the
 // page's weights decode to exactly inspect_heads' floats, its traces are trace_head's,
 // the traced positions follow the stated rule, the JSON cannot end its <script> early,
@@ -12,13 +12,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/utf8.h"
-#include "jobs/head_html.h"
-#include "jobs/head_trace.h"
-#include "jobs/trace_format.h"
-#include "jobs/inspect.h"
-#include "jobs/model_store.h"
 #include "core/error.h"
+#include "data/utf8.h"
+#include "inference/model_store.h"
+#include "interp/patterns.h"
+#include "interp/trace.h"
+#include "report/explorer.h"
+#include "report/trace_format.h"
 #include "test_support.h"
 
 namespace mg {

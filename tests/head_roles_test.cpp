@@ -6,11 +6,11 @@
 #include <cmath>
 #include <fstream>
 
-#include "data/probe.h"
-#include "jobs/head_roles.h"
-#include "jobs/roles_format.h"
 #include "core/error.h"
+#include "data/probe.h"
+#include "interp/roles.h"
 #include "model_support.h"
+#include "report/roles_format.h"
 #include "test_support.h"
 
 namespace mg {

@@ -7,11 +7,11 @@
 
 #include <cmath>
 
-#include "jobs/head_attribution.h"
-#include "jobs/head_trace.h"
-#include "jobs/trace_format.h"
 #include "core/error.h"
+#include "interp/attribution.h"
+#include "interp/trace.h"
 #include "model_support.h"
+#include "report/trace_format.h"
 
 namespace mg {
 namespace {

@@ -19,11 +19,11 @@
 #include <cmath>
 #include <regex>
 
-#include "jobs/heatmap_svg.h"
-#include "jobs/inspect.h"
-#include "jobs/inspect_format.h"
-#include "jobs/model_store.h"
 #include "data/utf8.h"
+#include "inference/model_store.h"
+#include "interp/patterns.h"
+#include "report/patterns_format.h"
+#include "report/patterns_svg.h"
 #include "test_support.h"
 
 namespace mg {
@@ -303,7 +303,7 @@ TEST_F(InspectTest, SvgIsWellFormedWithOneCellPerHeadAndEscapesSymbols) {
   made.tokens = {"<", "&"};
   made.text = U"<&";
   made.heads.push_back({0, 0, {1, 0, 0.5f, 0.5f}, summarize_weights({1, 0, 0.5f, 0.5f}, 2)});
-  const std::string escaped = heatmap_svg(made);
+  const std::string escaped = patterns_svg(made);
   EXPECT_EQ(xml_fault(escaped), "");
   EXPECT_NE(escaped.find(">&lt;</text>"), std::string::npos);
   EXPECT_EQ(count_of(escaped, "<g class=\"cell\""), 1u);

@@ -13,14 +13,14 @@
 
 #include "autograd/ops.h"
 #include "autograd/var.h"
-#include "jobs/generate.h"
-#include "jobs/model_store.h"
-#include "jobs/train.h"
+#include "config_support.h"
+#include "inference/generate.h"
+#include "inference/model_store.h"
 #include "kernels/cross_entropy.h"
 #include "kernels/softmax.h"
-#include "config_support.h"
 #include "model_support.h"
 #include "test_support.h"
+#include "train/train.h"
 
 namespace mg {
 namespace {

@@ -13,18 +13,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/head_logging.h"
+#include "config_support.h"
+#include "core/error.h"
 #include "data/batch_sampler.h"
 #include "data/utf8.h"
+#include "error_support.h"
+#include "inference/evaluate.h"
 #include "io/config.h"
-#include "jobs/evaluate.h"
-#include "jobs/head_logging.h"
-#include "jobs/train.h"
-#include "jobs/train_setup.h"
-#include "core/error.h"
-#include "config_support.h"
 #include "model_support.h"
 #include "test_support.h"
-#include "error_support.h"
+#include "train/setup.h"
+#include "train/train.h"
 
 namespace mg {
 namespace {

@@ -6,13 +6,13 @@
 #include <cmath>
 #include <fstream>
 
-#include "data/utf8.h"
-#include "jobs/generate.h"
-#include "jobs/train.h"
-#include "core/error.h"
 #include "config_support.h"
+#include "core/error.h"
+#include "data/utf8.h"
+#include "inference/generate.h"
 #include "model_support.h"
 #include "test_support.h"
+#include "train/train.h"
 
 namespace mg {
 namespace {

@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <new>
 
-#include "jobs/train.h"
 #include "config_support.h"
 #include "test_support.h"
+#include "train/train.h"
 
 namespace {
 

@@ -12,15 +12,15 @@
 #include <cstring>
 #include <thread>
 
-#include "data/corpus.h"
-#include "io/checkpoint.h"
-#include "jobs/evaluate.h"
-#include "jobs/model_store.h"
-#include "jobs/train.h"
 #include "config_support.h"
+#include "data/corpus.h"
+#include "error_support.h"
+#include "inference/evaluate.h"
+#include "inference/model_store.h"
+#include "io/checkpoint.h"
 #include "model_support.h"
 #include "test_support.h"
-#include "error_support.h"
+#include "train/train.h"
 
 namespace mg {
 namespace {
@@ -123,7 +123,7 @@ TEST(TrainTest, Block0QueryAndKeyKeepTheirInitialValuesUntilTheFreezeEnds) {
   train(request);
   const LoadedModel frozen = load_model(dir / "latest.safetensors");
   Gpt fresh(frozen.config.model);
-  Rng init_rng(request.config.train.seed);  // as train.cpp initialises a fresh run
+  Rng init_rng(request.config.train.seed);  // as train/train.cpp initialises a fresh run
   fresh.initialize(init_rng);
   auto same = [](const Var& a, const Var& b) {
     return a.value().numel() == b.value().numel() &&

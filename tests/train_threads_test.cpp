@@ -1,6 +1,6 @@
-// The training run's thread choice (jobs/train_threads.h), driven by step times made up
+// The training run's thread choice (train/threads.h), driven by step times made up
 // for each thread count: a quiet machine, a busy one, one that turns busy mid-run.
-#include "jobs/train_threads.h"
+#include "train/threads.h"
 
 #include <gtest/gtest.h>
 

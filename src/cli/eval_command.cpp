@@ -8,13 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "core/error.h"
 #include "data/probe.h"
 #include "data/text_file.h"
+#include "inference/evaluate.h"
+#include "inference/model_store.h"
+#include "interp/ablation.h"
 #include "io/floor_record.h"
-#include "jobs/evaluate.h"
-#include "jobs/head_ablation.h"
-#include "jobs/model_store.h"
-#include "core/error.h"
 
 namespace mg::cli {
 

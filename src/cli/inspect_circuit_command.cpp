@@ -7,10 +7,10 @@
 #include "core/error.h"
 #include "data/probe.h"
 #include "data/utf8.h"
+#include "interp/logit_choice.h"
 #include "io/atomic_file.h"
-#include "jobs/circuit_format.h"
-#include "jobs/logit_choice.h"
-#include "jobs/patching_svg.h"
+#include "report/circuit_format.h"
+#include "report/patching_svg.h"
 
 namespace mg::cli {
 namespace {

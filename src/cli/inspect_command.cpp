@@ -13,27 +13,27 @@
 
 #include "cli/commands.h"
 #include "cli/inspect_heads.h"
+#include "core/error.h"
 #include "data/corpus.h"
-#include "data/utf8.h"
 #include "data/probe.h"
 #include "data/text_file.h"
+#include "data/utf8.h"
+#include "inference/model_store.h"
+#include "interp/ablation.h"
+#include "interp/attribution.h"
+#include "interp/patterns.h"
+#include "interp/qk_ov.h"
+#include "interp/roles.h"
+#include "interp/trace.h"
 #include "io/atomic_file.h"
-#include "jobs/head_ablation.h"
-#include "jobs/head_attribution.h"
-#include "jobs/circuits_svg.h"
-#include "jobs/head_circuits.h"
-#include "jobs/compare_format.h"
-#include "jobs/head_html.h"
-#include "jobs/head_roles.h"
-#include "jobs/qk_ov_format.h"
-#include "jobs/roles_format.h"
-#include "jobs/head_trace.h"
-#include "jobs/trace_format.h"
-#include "jobs/heatmap_svg.h"
-#include "jobs/inspect.h"
-#include "jobs/inspect_format.h"
-#include "jobs/model_store.h"
-#include "core/error.h"
+#include "report/compare_format.h"
+#include "report/explorer.h"
+#include "report/patterns_format.h"
+#include "report/patterns_svg.h"
+#include "report/qk_ov_format.h"
+#include "report/qk_ov_svg.h"
+#include "report/roles_format.h"
+#include "report/trace_format.h"
 
 namespace mg::cli {
 
@@ -229,7 +229,7 @@ void circuits_mode(const InspectHeadsOptions& o) {
   Subject subject = load_subject(o);
   head_selection(o, subject.model.config());
   const HeadCircuits circuits = head_circuits(subject.model, subject.vocab, *o.layer, *o.head);
-  if (o.svg) write_text_atomically(*o.svg, circuits_svg(circuits));
+  if (o.svg) write_text_atomically(*o.svg, qk_ov_svg(circuits));
   print(format_circuits(circuits, o.top));
   if (o.svg) print("\nheatmaps written to " + *o.svg + "\n");
 }
@@ -273,7 +273,7 @@ void default_view(const InspectHeadsOptions& o) {
 
   // The picture first: if it cannot be written, nothing has been printed yet. An
   // output that is not a regular file (a device, FIFO, symlink) is refused, not replaced.
-  if (o.svg) write_text_atomically(*o.svg, heatmap_svg(inspection));
+  if (o.svg) write_text_atomically(*o.svg, patterns_svg(inspection));
   if (o.format == "json") {
     const RoleReport roles = head_roles(o, subject, text, false);
     print(inspection_json(inspection, o.position, shown, &roles).dump() + "\n");

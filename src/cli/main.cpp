@@ -48,7 +48,7 @@ std::string kernels_description() {
 // sample, eval and inspect-heads are short: left to choose (--threads 0), they use the
 // cores that no other task is running on as they start, since a team of threads with a
 // member on a busy core waits for it at every barrier (training measures instead:
-// jobs/train_threads.h).
+// train/threads.h).
 void ComputeOptions::apply() const {
   set_num_threads(threads != 0 ? threads : std::min(default_num_threads(), free_cores()));
   set_gemm_backend(backend.empty() ? default_gemm_backend() : parse_gemm_backend(backend));

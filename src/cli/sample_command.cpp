@@ -1,5 +1,5 @@
 // `mini-gpt sample`: stream text from a checkpoint, one symbol at a time, as it is
-// chosen. The KV cache makes each symbol cost one position (jobs/generate.h); nothing
+// chosen. The KV cache makes each symbol cost one position (inference/generate.h); nothing
 // of the text is kept, so any length runs in constant memory.
 #include <chrono>
 #include <cstdio>
@@ -8,11 +8,11 @@
 #include <random>
 
 #include "cli/commands.h"
+#include "core/error.h"
 #include "data/text_file.h"
 #include "data/utf8.h"
-#include "jobs/generate.h"
-#include "jobs/model_store.h"
-#include "core/error.h"
+#include "inference/generate.h"
+#include "inference/model_store.h"
 
 namespace mg::cli {
 namespace {

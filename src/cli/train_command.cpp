@@ -13,12 +13,12 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/head_logging.h"
+#include "core/error.h"
 #include "distributed/communicator.h"
 #include "io/config.h"
 #include "io/floor_record.h"
-#include "jobs/head_logging.h"
-#include "jobs/train.h"
-#include "core/error.h"
+#include "train/train.h"
 
 namespace mg::cli {
 namespace {
@@ -161,7 +161,7 @@ void print_profile(const ProfileReport& r, const TensorPoolStats& pool, int64_t 
 }
 
 // heads.html, the head explorer of the finished run, by the head logging the run was
-// given (jobs/head_logging.h). The run is already saved, so a failure here is a warning,
+// given (cli/head_logging.h). The run is already saved, so a failure here is a warning,
 // not an error: the exit status stays 0.
 void write_heads_page(const TrainResult& result, const HeadLogging& heads) {
   const std::filesystem::path run_dir = result.run_dir;

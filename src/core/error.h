@@ -23,8 +23,8 @@ class InputError : public Error {
 
 // A wrong value of an argument the user gave a job. ARGUMENT is the job's name for it
 // ("position", "top_k"), DETAIL the rest of the sentence (" 16 is out of range: ...");
-// cli/ names the option that carried it ("--position 16 is out of range: ..."), so jobs
-// never spell a command-line flag. what() reads "position 16 is out of range: ...".
+// cli/ names the option that carried it ("--position 16 is out of range: ..."), so the
+// layers below it never spell a command-line flag. what() reads "position 16 is out of range: ...".
 class ArgumentError : public InputError {
  public:
   ArgumentError(const std::string& argument, const std::string& detail)

@@ -58,11 +58,11 @@ class BatchSampler {
   void restore(const std::string& state) { rng_.set_state_string(state); }
 
   // With RowStart::after: from the next batch on, its last ROWS rows (capped at batch_size)
-  // start anywhere (a curriculum: train.cpp switches the mix on at a step).
+  // start anywhere (a curriculum: train/train.cpp switches the mix on at a step).
   void set_anywhere_rows(int64_t rows);
 
   // With RowStart::after and early_first_ids: while ON, story rows start only at stories
-  // whose first id is one of early_first_ids (jobs/train.cpp's TrainingStep turns it off at
+  // whose first id is one of early_first_ids (train/train.cpp's TrainingStep turns it off at
   // data.early_stories_to_step). Off by default; a no-op without early_first_ids.
   void set_early_stories(bool on);
 

@@ -1,6 +1,6 @@
 // The other processes of a data-parallel job, as the training loop sees them: this
 // process's rank among them, sums over all of them, and copies from one to all. Two
-// implementations behind one interface, so jobs/train.cpp reads the same either way:
+// implementations behind one interface, so train/train.cpp reads the same either way:
 // MPI's world (mpi_world.cpp, in a build with MINI_GPT_MPI, when the process was
 // started by an MPI launcher such as mpirun) and a single process, where every
 // collective is the identity.

@@ -1,0 +1,224 @@
+// Head-role detectors over attention patterns, and the pass that runs a model over the
+// stated texts (one forward per text, capturing every layer's projected_weights) and pools
+// the detectors' scores per head.
+#include "interp/roles.h"
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+
+#include "core/error.h"
+#include "core/random.h"
+#include "interp/patterns.h"
+
+namespace mg {
+namespace {
+
+float at(const std::vector<float>& w, int64_t T, int64_t t, int64_t s) { return w[static_cast<size_t>(t * T + s)]; }
+
+}  // namespace
+
+void add_previous_token(const std::vector<float>& w, int64_t T, PooledScore& score) {
+  for (int64_t t = 1; t < T; ++t) score.sum += at(w, T, t, t - 1);
+  score.rows += std::max<int64_t>(T - 1, 0);
+}
+
+void add_current_token(const std::vector<float>& w, int64_t T, PooledScore& score) {
+  for (int64_t t = 1; t < T; ++t) score.sum += at(w, T, t, t);
+  score.rows += std::max<int64_t>(T - 1, 0);
+}
+
+void add_first_position(const std::vector<float>& w, int64_t T, PooledScore& score) {
+  for (int64_t t = 1; t < T; ++t) score.sum += at(w, T, t, 0);
+  score.rows += std::max<int64_t>(T - 1, 0);
+}
+
+void add_offsets(const std::vector<float>& w, int64_t T, std::vector<PooledScore>& by_offset) {
+  for (int64_t k = 0; k < static_cast<int64_t>(by_offset.size()) && k < T; ++k)
+    for (int64_t t = std::max<int64_t>(k, 1); t < T; ++t) by_offset[k].add(at(w, T, t, t - k));
+}
+
+void add_induction(const std::vector<float>& w, const std::vector<int32_t>& ids, PooledScore& score) {
+  const int64_t T = static_cast<int64_t>(ids.size());
+  for (int64_t t = 1; t < T; ++t) {
+    bool earlier = false;
+    double sum = 0.0;
+    for (int64_t j = 0; j < t; ++j)
+      if (ids[j] == ids[t]) {  // an earlier copy of the current symbol: read what followed it
+        earlier = true;
+        sum += at(w, T, t, j + 1);
+      }
+    if (earlier) score.add(sum);
+  }
+}
+
+int64_t answer_source(const ProbeItem& item) {
+  if (item.source >= 0) return item.source;
+  for (int64_t i = static_cast<int64_t>(item.prompt.size()) - 1; i >= 0; --i)
+    if (item.prompt[static_cast<size_t>(i)] == item.answer) return i;
+  return -1;
+}
+
+std::vector<int32_t> repeated_random_ids(int64_t vocab_size, int64_t count, uint64_t seed) {
+  MG_CHECK(count >= 1 && count <= vocab_size, "repeated_random_ids: count must be in 1..vocab_size");
+  std::vector<int32_t> all(static_cast<size_t>(vocab_size));
+  std::iota(all.begin(), all.end(), 0);
+  Rng rng(seed);
+  for (int64_t i = 0; i < count; ++i) {  // partial Fisher-Yates: the first `count` are a uniform draw
+    const int64_t j = i + static_cast<int64_t>(rng.uniform_int(static_cast<uint64_t>(vocab_size - i)));
+    std::swap(all[i], all[j]);
+  }
+  std::vector<int32_t> ids(all.begin(), all.begin() + count);
+  ids.insert(ids.end(), all.begin(), all.begin() + count);
+  return ids;
+}
+
+std::string role_name(const HeadRoleScores& s, const RoleThresholds& th) {
+  std::vector<std::string> names;
+  auto passes = [](const std::optional<double>& v, double threshold) { return v && *v >= threshold; };
+  // Named overall, or else for the kinds on which the score reaches the threshold.
+  auto by_kind = [&](const char* name, const std::optional<double>& overall,
+                     const std::vector<std::pair<std::string, double>>& kinds, double threshold) {
+    if (passes(overall, threshold)) return names.push_back(name);
+    std::string found;
+    for (const auto& [kind, score] : kinds)
+      if (score >= threshold) found += (found.empty() ? "" : ",") + kind;
+    if (!found.empty()) names.push_back(std::string(name) + "(" + found + ")");
+  };
+  by_kind("answer-finding", s.answer_finding, s.answer_finding_by_kind, th.answer_finding);
+  by_kind("copy-forward", s.copy_forward, s.copy_forward_by_kind, th.copy_forward);
+  if (passes(s.induction, th.induction)) names.push_back("induction");
+  if (passes(s.previous_token, th.previous_token)) names.push_back("previous-token");
+  if (s.best_offset >= 2 && passes(s.best_offset_score, th.offset))
+    names.push_back("offset-" + std::to_string(s.best_offset));
+  if (passes(s.current_token, th.current_token)) names.push_back("current-token");
+  if (passes(s.first_position, th.first_position)) names.push_back("first-position");
+  if (names.empty()) return "mixed";
+  std::string out = names[0];
+  for (size_t i = 1; i < names.size(); ++i) out += "+" + names[i];
+  return out;
+}
+
+std::vector<std::vector<int32_t>> text_windows(const std::vector<int32_t>& ids, int64_t block_size,
+                                               int64_t max_windows) {
+  std::vector<std::vector<int32_t>> out;
+  for (size_t first = 0; first < ids.size() && static_cast<int64_t>(out.size()) < max_windows;
+       first += static_cast<size_t>(block_size)) {
+    const size_t last = std::min(ids.size(), first + static_cast<size_t>(block_size));
+    out.emplace_back(ids.begin() + first, ids.begin() + last);
+  }
+  return out;
+}
+
+std::vector<std::vector<int32_t>> probe_texts(const Vocab& vocab, const std::vector<ProbeItem>& probes,
+                                              int64_t block_size) {
+  std::vector<std::vector<int32_t>> out;
+  for (const ProbeItem& item : probes) {
+    std::optional<std::vector<int32_t>> known = vocab.find_all(item.prompt);
+    if (!known || known->empty()) continue;
+    std::vector<int32_t> ids = std::move(*known);
+    if (static_cast<int64_t>(ids.size()) > block_size) ids.erase(ids.begin(), ids.end() - block_size);
+    out.push_back(std::move(ids));
+  }
+  return out;
+}
+
+RoleReport score_head_roles(const Gpt& model, const Vocab& vocab, const RoleOptions& o) {
+  const ModelConfig& c = model.config();
+  const int64_t L = c.n_layer, H = c.n_head, heads = L * H;
+  struct Sums {
+    PooledScore previous, current, first, induction, answer, copy;
+    std::vector<PooledScore> offsets;
+    std::vector<PooledScore> answer_by_kind, copy_by_kind;  // [kinds]
+  };
+  std::vector<std::string> kinds;  // in order of first appearance in the probe set
+  std::vector<Sums> sums(static_cast<size_t>(heads));
+  for (Sums& s : sums) s.offsets.resize(static_cast<size_t>(c.block_size));
+
+  RoleReport report;
+  report.texts = o.texts_description;
+  report.thresholds = o.thresholds;
+  for (const std::vector<int32_t>& ids : o.texts) {
+    if (ids.empty()) continue;
+    MG_CHECK(static_cast<int64_t>(ids.size()) <= c.block_size, "score_head_roles: a text longer than block_size");
+    ++report.text_count;
+    const int64_t T = static_cast<int64_t>(ids.size());
+    const std::vector<std::vector<float>> p = head_patterns(model, ids);  // index layer * H + head
+    for (int64_t i = 0; i < heads; ++i) {
+      Sums& s = sums[i];
+      add_previous_token(p[i], T, s.previous);
+      add_current_token(p[i], T, s.current);
+      add_first_position(p[i], T, s.first);
+      add_offsets(p[i], T, s.offsets);
+    }
+  }
+  // Induction: the repeated random sequences, each as long as block_size allows.
+  const int64_t count = std::min<int64_t>(c.block_size / 2, c.vocab_size);
+  for (int64_t seed = 1; count >= 2 && seed <= o.induction_texts; ++seed) {
+    const std::vector<int32_t> ids = repeated_random_ids(c.vocab_size, count, static_cast<uint64_t>(seed));
+    const std::vector<std::vector<float>> p = head_patterns(model, ids);
+    ++report.induction_texts;
+    for (int64_t i = 0; i < heads; ++i) add_induction(p[i], ids, sums[i].induction);
+  }
+  // Answer-finding: the weight on the answer's source from the position that predicts it.
+  if (o.probes) {
+    for (const ProbeItem& item : *o.probes) {
+      int64_t source = answer_source(item);
+      if (source < 0) continue;
+      std::optional<std::vector<int32_t>> known = vocab.find_all(item.prompt);
+      if (!known) continue;
+      std::vector<int32_t> ids = std::move(*known);
+      const int64_t dropped = std::max<int64_t>(0, static_cast<int64_t>(ids.size()) - c.block_size);
+      ids.erase(ids.begin(), ids.begin() + dropped);
+      source -= dropped;
+      if (source < 0) continue;
+      const int64_t T = static_cast<int64_t>(ids.size());
+      const std::vector<std::vector<float>> p = head_patterns(model, ids);
+      ++report.answer_items;
+      const size_t kind = static_cast<size_t>(std::find(kinds.begin(), kinds.end(), item.kind) - kinds.begin());
+      if (kind == kinds.size()) kinds.push_back(item.kind);
+      for (int64_t i = 0; i < heads; ++i) {
+        Sums& s = sums[i];
+        const float weight = at(p[i], T, T - 1, source);  // row T-1 of the head's [T,T]
+        s.answer.add(weight);
+        s.answer_by_kind.resize(kinds.size());
+        s.answer_by_kind[kind].add(weight);
+        if (source >= 1) {  // row `source` of [T,T]: how much of the symbol before it the source reads
+          const float copied = at(p[i], T, source, source - 1);
+          s.copy.add(copied);
+          s.copy_by_kind.resize(kinds.size());
+          s.copy_by_kind[kind].add(copied);
+        }
+      }
+    }
+  }
+  for (int64_t l = 0; l < L; ++l)
+    for (int64_t h = 0; h < H; ++h) {
+      const Sums& s = sums[l * H + h];
+      HeadRoleScores r;
+      r.layer = l;
+      r.head = h;
+      r.previous_token = s.previous.mean();
+      r.current_token = s.current.mean();
+      r.first_position = s.first.mean();
+      r.induction = s.induction.mean();
+      r.answer_finding = s.answer.mean();
+      for (size_t k = 0; k < s.answer_by_kind.size(); ++k)
+        if (auto m = s.answer_by_kind[k].mean()) r.answer_finding_by_kind.emplace_back(kinds[k], *m);
+      r.copy_forward = s.copy.mean();
+      for (size_t k = 0; k < s.copy_by_kind.size(); ++k)
+        if (auto m = s.copy_by_kind[k].mean()) r.copy_forward_by_kind.emplace_back(kinds[k], *m);
+      for (int64_t k = 0; k < static_cast<int64_t>(s.offsets.size()); ++k) {
+        auto m = s.offsets[k].mean();
+        if (m && (!r.best_offset_score || *m > *r.best_offset_score)) {  // a tie keeps the smaller k
+          r.best_offset = k;
+          r.best_offset_score = m;
+        }
+      }
+      r.role = role_name(r, o.thresholds);
+      report.heads.push_back(std::move(r));
+    }
+  return report;
+}
+
+}  // namespace mg

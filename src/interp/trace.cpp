@@ -1,0 +1,179 @@
+// The worked trace of one head: one forward pass captures the residual stream entering
+// block L (and ln_f's input, for the logit attribution) and the projected_weights; the
+// head's arithmetic is then redone for one query row in plain loops, in double, each
+// intermediate kept for the writers (report/trace_format.h).
+#include "interp/trace.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/error.h"
+#include "interp/patterns.h"
+#include "kernels/rope.h"
+
+namespace mg {
+namespace {
+
+// LayerNorm of one row [D] (docs/model.md section 2.2), in double.
+std::vector<double> layer_norm_row(const float* x, const Tensor& weight, const Tensor& bias, int64_t D, double eps) {
+  double mean = 0.0, var = 0.0;
+  for (int64_t j = 0; j < D; ++j) mean += x[j];
+  mean /= static_cast<double>(D);
+  for (int64_t j = 0; j < D; ++j) var += (x[j] - mean) * (x[j] - mean);
+  var /= static_cast<double>(D);
+  const double inv = 1.0 / std::sqrt(var + eps);
+  std::vector<double> y(static_cast<size_t>(D));
+  for (int64_t j = 0; j < D; ++j) y[j] = (x[j] - mean) * inv * weight[j] + bias[j];
+  return y;
+}
+
+// Rows first..first+d-1 of W [D,D] applied to x [D]: one head's q, k or v coordinates.
+std::vector<double> head_rows(const Tensor& W, int64_t first, int64_t d, const std::vector<double>& x) {
+  const int64_t D = static_cast<int64_t>(x.size());
+  std::vector<double> y(static_cast<size_t>(d), 0.0);
+  for (int64_t j = 0; j < d; ++j)
+    for (int64_t i = 0; i < D; ++i) y[j] += static_cast<double>(W[(first + j) * D + i]) * x[i];
+  return y;
+}
+
+// Interleaved pairs (2i, 2i+1) rotated by the table's float32 angle at position p.
+std::vector<double> rotate(const std::vector<double>& x, const RopeTable& table, int64_t p) {
+  const int64_t half = table.head_width / 2;
+  std::vector<double> y(x.size());
+  for (int64_t i = 0; i < half; ++i) {
+    const double c = table.cos[p * half + i], s = table.sin[p * half + i];
+    y[2 * i] = x[2 * i] * c - x[2 * i + 1] * s;
+    y[2 * i + 1] = x[2 * i] * s + x[2 * i + 1] * c;
+  }
+  return y;
+}
+
+}  // namespace
+
+std::pair<int64_t, int64_t> parse_head_name(const std::string& spec, const std::string& option) {
+  const size_t dot = spec.find('.');
+  auto number = [&](const std::string& part) {
+    if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string::npos)
+      throw InputError(option + " \"" + spec + "\" is not LAYER.HEAD (two non-negative integers, e.g. 0.1)");
+    return static_cast<int64_t>(std::stoll(part));
+  };
+  if (dot == std::string::npos) number("");
+  return {number(spec.substr(0, dot)), number(spec.substr(dot + 1))};
+}
+
+HeadTrace trace_head(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what, int64_t layer,
+                     int64_t head, int64_t position, int64_t top) {
+  return trace_head(model, vocab, trace_forward(model, vocab, text, what), layer, head, position, top);
+}
+
+TraceForward trace_forward(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what) {
+  TraceForward f;
+  const std::vector<int32_t> ids = encode_for_model(model, vocab, text, what);
+  for (int32_t id : ids) f.tokens.push_back(vocab.symbol(id));
+  NoGradGuard no_grad;
+  const int64_t L = model.config().n_layer;
+  ForwardHooks hooks;
+  for (int64_t l = 0; l < L; ++l) {
+    hooks.record(hook::resid_pre(l));
+    hooks.record(hook::pattern(l));
+  }
+  hooks.record(hook::resid_post(L - 1));
+  model.forward(ids, 1, static_cast<int64_t>(ids.size()), {.hooks = &hooks});
+  for (int64_t l = 0; l < L; ++l) {
+    f.streams.push_back(hooks[hook::resid_pre(l)]);
+    f.weights.push_back(hooks[hook::pattern(l)]);
+  }
+  f.streams.push_back(hooks[hook::resid_post(L - 1)]);
+  return f;
+}
+
+HeadTrace trace_head(const Gpt& model, const Vocab& vocab, const TraceForward& forward, int64_t layer, int64_t head,
+                     int64_t position, int64_t top) {
+  const ModelConfig& c = model.config();
+  const int64_t text_size = static_cast<int64_t>(forward.tokens.size());
+  check_index("--trace layer", layer, c.n_layer, "the model has " + std::to_string(c.n_layer) + " layers");
+  check_index("--trace head", head, c.n_head, "the model has " + std::to_string(c.n_head) + " heads");
+  check_index("--position", position, text_size, "the text has " + std::to_string(text_size) + " symbols");
+
+  HeadTrace r;
+  r.tokens = forward.tokens;
+  r.layer = layer;
+  r.head = head;
+  r.position = position;
+  r.T = text_size;
+  r.D = c.n_embd;
+  r.d = c.head_width();
+  r.position_type = c.position;
+  r.rope_base = c.rope_base;
+  const int64_t T = r.T, D = r.D, d = r.d, P = position, V = c.vocab_size;
+  const std::vector<Tensor>& streams = forward.streams;
+  const std::vector<Tensor>& weights = forward.weights;
+
+  const BlockWeights& block = model.weights().blocks[static_cast<size_t>(layer)];
+  const Tensor& Wq = block.q_proj.value();
+  const Tensor& Wk = block.k_proj.value();
+  const Tensor& Wv = block.v_proj.value();
+  const Tensor& Wo = block.out_proj.value();
+  const float* residual = streams[static_cast<size_t>(layer)].data();  // [T,D] entering block L
+  const bool rope = c.position == PositionType::rope;
+  const RopeTable table = rope ? make_rope_table(c.block_size, d, c.rope_base) : RopeTable{};
+
+  std::vector<std::vector<double>> normed(static_cast<size_t>(P + 1));  // [P+1][D]
+  for (int64_t s = 0; s <= P; ++s)
+    normed[s] = layer_norm_row(residual + s * D, block.ln1_weight.value(), block.ln1_bias.value(), D, c.norm_eps);
+  r.x = normed[P];
+  r.q_raw = head_rows(Wq, head * d, d, r.x);
+  r.q = rope ? rotate(r.q_raw, table, P) : r.q_raw;
+  r.scale = static_cast<double>(1.0f / std::sqrt(static_cast<float>(d)));
+  for (int64_t s = 0; s <= P; ++s) {
+    std::vector<double> k = head_rows(Wk, head * d, d, normed[s]);
+    r.keys.push_back(rope ? rotate(k, table, s) : k);
+    r.values.push_back(head_rows(Wv, head * d, d, normed[s]));
+    r.dots.push_back(std::inner_product(r.q.begin(), r.q.end(), r.keys.back().begin(), 0.0));
+    r.scores.push_back(r.dots.back() * r.scale);
+  }
+  // Causal softmax over keys 0..P; keys after P get exactly 0.
+  const double m = *std::max_element(r.scores.begin(), r.scores.end());
+  double sum = 0.0;
+  r.weights.assign(static_cast<size_t>(T), 0.0);
+  for (int64_t s = 0; s <= P; ++s) sum += (r.weights[s] = std::exp(r.scores[s] - m));
+  for (int64_t s = 0; s <= P; ++s) r.weights[s] /= sum;
+  const float* row = weights[static_cast<size_t>(layer)].data() + (head * T + P) * T;  // [T] of [1,H,T,T]
+  r.forward_weights.assign(row, row + T);
+
+  r.head_output.assign(static_cast<size_t>(d), 0.0);
+  for (int64_t s = 0; s <= P; ++s)
+    for (int64_t j = 0; j < d; ++j) r.head_output[j] += r.weights[s] * r.values[s][j];
+  r.contribution.assign(static_cast<size_t>(D), 0.0);
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t j = 0; j < d; ++j) r.contribution[i] += static_cast<double>(Wo[i * D + head * d + j]) * r.head_output[j];
+
+  // Direct logit attribution through a frozen ln_f (see the header).
+  const float* final_row = streams.back().data() + P * D;
+  double mean = 0.0, var = 0.0;
+  for (int64_t j = 0; j < D; ++j) mean += final_row[j];
+  mean /= static_cast<double>(D);
+  for (int64_t j = 0; j < D; ++j) var += (final_row[j] - mean) * (final_row[j] - mean);
+  r.final_sigma = std::sqrt(var / static_cast<double>(D) + c.norm_eps);
+  const double c_mean = std::accumulate(r.contribution.begin(), r.contribution.end(), 0.0) / static_cast<double>(D);
+  const Tensor& gamma = model.weights().ln_f_weight.value();
+  const Tensor& W_vocab = model.weights().head.value();  // [V,D]
+  std::vector<double> through(static_cast<size_t>(D));
+  for (int64_t j = 0; j < D; ++j) through[j] = (r.contribution[j] - c_mean) / r.final_sigma * gamma[j];
+  r.logit_push.assign(static_cast<size_t>(V), 0.0);
+  for (int64_t v = 0; v < V; ++v)
+    for (int64_t j = 0; j < D; ++j) r.logit_push[v] += static_cast<double>(W_vocab[v * D + j]) * through[j];
+  std::vector<int32_t> order(static_cast<size_t>(V));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t z) { return r.logit_push[a] > r.logit_push[z]; });
+  const int64_t n = std::min(top, V);
+  for (int64_t i = 0; i < n; ++i) r.top_up.push_back({order[i], vocab.symbol(order[i]), r.logit_push[order[i]]});
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t id = order[static_cast<size_t>(V - 1 - i)];
+    r.top_down.push_back({id, vocab.symbol(id), r.logit_push[id]});
+  }
+  return r;
+}
+
+}  // namespace mg

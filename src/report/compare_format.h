@@ -1,0 +1,28 @@
+// inspect-heads --compare's table and JSON: each head of model A matched to a head of model
+// B (interp/compare.h), beside each head's role in its own model (interp/roles.h).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "interp/compare.h"
+#include "interp/roles.h"
+
+namespace mg {
+
+struct ComparisonReport {
+  std::string a, b;    // the two checkpoints, as given
+  std::string texts;   // what the patterns were compared on ("the --text", "N probe prompts of FILE ...")
+  HeadComparison matching;
+  RoleReport roles_a, roles_b;  // on the same texts, each in its own model's vocabulary
+};
+
+// The pairs, one line each: A's head and role, B's head and role, the similarity.
+std::string format_comparison(const ComparisonReport& report);
+
+// {"a", "b", "texts", "pairs": [{"a" [layer, head], "role_a", "b" [layer, head], "role_b",
+// "divergence", "similarity"}]}
+nlohmann::ordered_json comparison_json(const ComparisonReport& report);
+
+}  // namespace mg

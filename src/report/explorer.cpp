@@ -1,0 +1,414 @@
+// The head explorer's data and page (report/explorer.h). The numbers come from the same
+// functions the text outputs use (inspect_heads, score_head_roles, add_ablation_drops,
+// trace_head, head_circuits), so the page and `inspect-heads --format json` agree.
+#include "report/explorer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <sstream>
+
+#include "core/error.h"
+#include "data/json_limits.h"
+#include "data/text_file.h"
+#include "data/utf8.h"
+#include "explorer_assets.h"  // generated from src/report/explorer/ at build time
+#include "inference/model_store.h"
+#include "interp/ablation.h"
+#include "interp/patterns.h"
+#include "interp/qk_ov.h"
+#include "interp/roles.h"
+#include "interp/trace.h"
+#include "io/atomic_file.h"
+#include "report/explorer_circuits.h"
+#include "report/patterns_format.h"
+#include "report/roles_format.h"
+#include "report/trace_format.h"
+
+namespace mg {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// The vocabulary size up to which each head's two V x V circuit tables are embedded
+// (2 * V^2 bytes per head: 12 KB at V = 79).
+constexpr int64_t kMaxCircuitVocab = 256;
+constexpr uint64_t kMaxMetricsBytes = uint64_t(256) << 20;
+constexpr size_t kMaxLossPoints = 1000;
+constexpr size_t kMaxEvalPoints = 1000;
+// What one evaluation of --run may carry onto the page: heads (and layer and head
+// indices) below kMaxRunHeads, at most kMaxRunNames scores or kinds per object, names of
+// at most kMaxRunNameBytes. mini-gpt's own runs stay far inside (8 x 8 heads, 20 scores).
+constexpr int64_t kMaxRunHeads = 4096;
+constexpr size_t kMaxRunNames = 64;
+constexpr size_t kMaxRunNameBytes = 128;
+
+std::string base64(const std::vector<unsigned char>& bytes) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    const uint32_t n = (uint32_t{bytes[i]} << 16) | (i + 1 < bytes.size() ? uint32_t{bytes[i + 1]} << 8 : 0) |
+                       (i + 2 < bytes.size() ? uint32_t{bytes[i + 2]} : 0);
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += i + 1 < bytes.size() ? kAlphabet[(n >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? kAlphabet[n & 63] : '=';
+  }
+  return out;
+}
+
+// float32, little-endian whatever the host.
+std::string float32_base64(const std::vector<double>& values) {
+  std::vector<unsigned char> bytes(values.size() * 4);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const float f = static_cast<float>(values[i]);
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    for (int b = 0; b < 4; ++b) bytes[4 * i + b] = static_cast<unsigned char>(u >> (8 * b));
+  }
+  return base64(bytes);
+}
+
+}  // namespace
+
+std::string weights_base64(const std::vector<float>& weights) {
+  std::vector<unsigned char> bytes(weights.size() * 3);
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const double w = std::clamp(static_cast<double>(weights[i]), 0.0, 1.0);
+    const uint32_t q = static_cast<uint32_t>(std::lround(w * kWeightSteps));
+    for (int b = 0; b < 3; ++b) bytes[3 * i + b] = static_cast<unsigned char>(q >> (8 * b));
+  }
+  return base64(bytes);
+}
+
+namespace {
+
+// A table for drawing: each entry as a signed byte, round(127 x / max|x|); the page
+// multiplies back by "max" (exact numbers are in the top pairs).
+json int8_table(const std::vector<double>& table) {
+  double max = 0.0;
+  for (double x : table) max = std::max(max, std::abs(x));
+  std::vector<unsigned char> bytes(table.size());
+  for (size_t i = 0; i < table.size(); ++i)
+    bytes[i] = static_cast<unsigned char>(static_cast<int8_t>(max > 0 ? std::lround(127.0 * table[i] / max) : 0));
+  return {{"max", round9(max)}, {"int8", base64(bytes)}};
+}
+
+json optional_number(const std::optional<double>& v) { return v ? json(round9(*v)) : json(nullptr); }
+
+// Row t of [T,T] holds keys 0..t: the lower triangle, T(T+1)/2 numbers.
+std::string lower_triangle_base64(const HeadInspection& h, int64_t T) {
+  std::vector<float> lower;
+  lower.reserve(static_cast<size_t>(T * (T + 1) / 2));
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t s = 0; s <= t; ++s) lower.push_back(h.weight(t, s, T));
+  return weights_base64(lower);
+}
+
+json pairs_json(const std::vector<SymbolPair>& pairs) {
+  json out = json::array();
+  for (const SymbolPair& p : pairs) out.push_back({p.row, p.column, round9(p.value)});
+  return out;
+}
+
+json circuits_json(const Gpt& model, const Vocab& vocab) {
+  const ModelConfig& c = model.config();
+  json out = {{"available", c.vocab_size <= kMaxCircuitVocab}};
+  if (c.vocab_size > kMaxCircuitVocab) {
+    out["reason"] = "the vocabulary has " + std::to_string(c.vocab_size) + " symbols, more than the " +
+                    std::to_string(kMaxCircuitVocab) + " the page draws";
+    return out;
+  }
+  json heads = json::array();
+  for (int64_t l = 0; l < c.n_layer; ++l)
+    for (int64_t h = 0; h < c.n_head; ++h) {
+      const HeadCircuits circuits = head_circuits(model, vocab, l, h);
+      heads.push_back({{"layer", l},
+                       {"head", h},
+                       {"copy_score", round9(circuits.copy_score)},
+                       {"diagonal_top1", round9(circuits.diagonal_top1)},
+                       {"qk_top", pairs_json(top_pairs(circuits.qk, circuits.V, 10))},
+                       {"ov_top", pairs_json(top_pairs(circuits.ov, circuits.V, 10))},
+                       {"qk", int8_table(circuits.qk)},
+                       {"ov", int8_table(circuits.ov)}});
+    }
+  out["V"] = c.vocab_size;
+  json symbols = json::array();
+  for (const auto& symbol : vocab.symbols()) symbols.push_back(symbol_label(symbol));
+  out["symbols"] = std::move(symbols);
+  out["heads"] = std::move(heads);
+  return out;
+}
+
+// Each head's keys and values once, as float32 (from its trace at the last position: they
+// do not depend on the query), and the rest of its trace at every traced position. One
+// forward pass serves them all.
+json traces_json(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
+                 const std::vector<int64_t>& positions) {
+  const ModelConfig& c = model.config();
+  const int64_t T = static_cast<int64_t>(text.size());
+  const TraceForward forward = trace_forward(model, vocab, text, what);
+  json heads = json::array();
+  for (int64_t l = 0; l < c.n_layer; ++l)
+    for (int64_t h = 0; h < c.n_head; ++h) {
+      json one = {{"layer", l}, {"head", h}};
+      json at = json::object();
+      for (int64_t p : positions) {
+        const HeadTrace trace = trace_head(model, vocab, forward, l, h, p, 8);
+        if (p == T - 1) {
+          std::vector<double> keys, values;  // [T,d] each
+          for (const auto& k : trace.keys) keys.insert(keys.end(), k.begin(), k.end());
+          for (const auto& v : trace.values) values.insert(values.end(), v.begin(), v.end());
+          one["keys"] = float32_base64(keys);
+          one["values"] = float32_base64(values);
+        }
+        at[std::to_string(p)] = trace_json(trace, false);
+      }
+      one["at"] = std::move(at);
+      heads.push_back(std::move(one));
+    }
+  return {{"positions", positions},
+          {"all_positions", static_cast<int64_t>(positions.size()) == T},
+          {"budget", kAllPositionsBudget},
+          {"vectors_encoding", "keys and values: [T,d] float32 little-endian, base64"},
+          {"heads", std::move(heads)}};
+}
+
+json roles_json(const Gpt& model, const Vocab& vocab, const std::vector<int32_t>& ids, const ExplorerOptions& o) {
+  RoleOptions options;
+  if (o.probes) {
+    options.probes = o.probes;
+    options.texts = probe_texts(vocab, *o.probes, model.config().block_size);
+    options.texts_description = std::to_string(options.texts.size()) + " probe prompts (" + o.probe_name + ")";
+  }
+  if (options.texts.empty()) {
+    options.texts = {ids};
+    options.texts_description = "the page's text alone (no probe set: give --probe FILE)";
+  }
+  RoleReport report = score_head_roles(model, vocab, options);
+  if (o.probes && !options.probes->empty()) add_ablation_drops(model, vocab, *o.probes, o.mean_ablation, report);
+  json out = role_report_json(report);
+  out["probe"] = o.probes ? json(o.probe_name) : json(nullptr);
+  return out;
+}
+
+}  // namespace
+
+std::vector<int64_t> traced_positions(int64_t n_layer, int64_t n_head, int64_t T, std::optional<int64_t> position) {
+  std::vector<int64_t> out;
+  if (n_layer * n_head * T <= kAllPositionsBudget) {
+    for (int64_t p = 0; p < T; ++p) out.push_back(p);
+    return out;
+  }
+  if (position && *position != T - 1) out.push_back(*position);
+  out.push_back(T - 1);
+  return out;
+}
+
+json explorer_data(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
+                   const ExplorerOptions& o) {
+  const ModelConfig& c = model.config();
+  Inspection inspection = inspect_heads(model, vocab, text, what, {});
+  const int64_t T = inspection.T;
+  if (o.position) check_index("position", *o.position, T, "the text has " + std::to_string(T) + " symbols");
+  json out = json::object();
+  out["format"] = "mini-gpt head explorer 1";
+  out["source"] = o.source;
+  out["model"] = {{"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_embd", c.n_embd}, {"head_width", c.head_width()},
+                  {"block_size", c.block_size}, {"vocab_size", c.vocab_size}, {"position", c.position}};
+  std::string text_utf8;
+  for (const auto& token : inspection.tokens) text_utf8 += token;
+  out["text"] = text_utf8;
+  out["tokens"] = inspection.tokens;
+  json labels = json::array();
+  for (const auto& token : inspection.tokens) labels.push_back(symbol_label(token));
+  out["labels"] = std::move(labels);
+  out["loss"] = optional_number(inspection.loss);
+
+  json heads = json::array();
+  for (const HeadInspection& h : inspection.heads) {
+    const HeadSummary& s = h.summary;
+    heads.push_back({{"layer", h.layer},
+                     {"head", h.head},
+                     {"weights", lower_triangle_base64(h, T)},
+                     {"summary",
+                      {{"mean_entropy", round9(s.mean_entropy)},
+                       {"top_offset", s.top_offset},
+                       {"top_offset_share", round9(s.top_offset_share)},
+                       {"first_share", optional_number(s.first_share)},
+                       {"importance", optional_number(s.importance)},
+                       {"ablated_loss", optional_number(s.ablated_loss)}}}});
+  }
+  out["weights_encoding"] = "uint24 little-endian, weight = value / " + std::to_string(kWeightSteps) +
+                            ", base64; row t holds keys 0..t (lower triangle)";
+  out["weight_steps"] = kWeightSteps;
+  out["heads"] = std::move(heads);
+  out["roles"] = roles_json(model, vocab, inspection.ids, o);
+  out["traces"] = traces_json(model, vocab, text, what, traced_positions(c.n_layer, c.n_head, T, o.position));
+  out["circuits"] = circuits_json(model, vocab);
+  out["circuit"] = circuit_explorer_json(model, vocab, inspection.ids, o.probes,
+                                         traced_positions(c.n_layer, c.n_head, T, o.position));
+  out["run"] = o.run_dir ? run_curves(*o.run_dir) : json(nullptr);
+  return out;
+}
+
+namespace {
+
+// A JSON number that is finite (nlohmann keeps 1e308 and, from its own dumps, never NaN;
+// a string or a bool is not a number here), as a double.
+std::optional<double> finite_number(const nlohmann::json& value) {
+  if (!value.is_number()) return std::nullopt;
+  const double v = value.get<double>();
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
+// The finite member KEY of OBJECT, if any.
+std::optional<double> finite_member(const nlohmann::json& object, const char* key) {
+  const auto it = object.find(key);
+  return it == object.end() ? std::nullopt : finite_number(*it);
+}
+
+// {name: finite number} of OBJECT's members, at most kMaxRunNames of them with names of at
+// most kMaxRunNameBytes; anything else is left out. Null when nothing is left.
+json finite_map(const nlohmann::json& object) {
+  json out = json::object();
+  if (!object.is_object()) return nullptr;
+  for (const auto& [name, value] : object.items()) {
+    if (out.size() >= kMaxRunNames) break;
+    const auto v = finite_number(value);
+    if (v && !name.empty() && name.size() <= kMaxRunNameBytes) out[name] = round9(*v);
+  }
+  return out.empty() ? json(nullptr) : out;
+}
+
+// One head_roles entry as the page draws it: {layer, head, score: number, score_by_kind:
+// {kind: number}}, or null when it is not an object with integer layer and head in range.
+json head_roles_entry(const nlohmann::json& entry) {
+  if (!entry.is_object()) return nullptr;
+  const auto layer = entry.find("layer"), head = entry.find("head");
+  if (layer == entry.end() || head == entry.end() || !layer->is_number_integer() || !head->is_number_integer())
+    return nullptr;
+  const int64_t l = layer->get<int64_t>(), h = head->get<int64_t>();
+  if (l < 0 || h < 0 || l >= kMaxRunHeads || h >= kMaxRunHeads) return nullptr;
+  json out = {{"layer", l}, {"head", h}};
+  for (const auto& [name, value] : entry.items()) {
+    if (out.size() >= kMaxRunNames || name.empty() || name.size() > kMaxRunNameBytes || name == "layer" ||
+        name == "head" || name == "best_offset")
+      continue;
+    if (const auto v = finite_number(value)) out[name] = round9(*v);
+    else if (json by_kind = finite_map(value); !by_kind.is_null()) out[name] = std::move(by_kind);
+  }
+  return out;
+}
+
+}  // namespace
+
+json run_curves(const std::filesystem::path& run_dir) {
+  const std::filesystem::path path = run_dir / "metrics.jsonl";
+  const std::string bytes = read_file_bytes(path, "the run's metrics", kMaxMetricsBytes);
+  std::vector<std::pair<double, double>> losses;  // (step, loss)
+  std::vector<json> evals;
+  int64_t lines = 0, skipped = 0;
+  std::istringstream in(bytes);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    ++lines;
+    // The page gets only finite numbers in the shapes it draws: a line that does not parse
+    // (a line being appended; one nested 100,000 deep, which crashed the parser) or has no
+    // finite step is skipped and counted, any other value out of shape is left out.
+    nlohmann::json j;
+    try {
+      j = parse_json_bounded(line);
+    } catch (const InputError&) {
+      ++skipped;
+      continue;
+    }
+    const auto step = j.is_object() ? finite_member(j, "step") : std::nullopt;
+    if (!step) {
+      ++skipped;
+      continue;
+    }
+    if (const auto loss = finite_member(j, "loss")) losses.emplace_back(*step, *loss);
+    const auto val_loss = finite_member(j, "val_loss");
+    if (!val_loss) continue;
+    json e = {{"step", *step}, {"val_loss", round9(*val_loss)}};
+    if (const auto accuracy = finite_member(j, "probe_accuracy")) e["probe_accuracy"] = round9(*accuracy);
+    if (const auto it = j.find("probe_accuracy_by_kind"); it != j.end())
+      if (json by_kind = finite_map(*it); !by_kind.is_null()) e["by_kind"] = std::move(by_kind);
+    if (const auto it = j.find("head_roles"); it != j.end() && it->is_array()) {
+      json heads = json::array();
+      for (const auto& entry : *it) {
+        if (heads.size() >= static_cast<size_t>(kMaxRunHeads)) break;
+        if (json h = head_roles_entry(entry); !h.is_null()) heads.push_back(std::move(h));
+      }
+      if (!heads.empty()) e["head_roles"] = std::move(heads);
+    }
+    evals.push_back(std::move(e));
+  }
+  if (lines == 0) throw InputError(path.string() + " holds no metrics lines");
+  // Thin the training loss to at most ~kMaxLossPoints means of consecutive steps.
+  const size_t bucket = std::max<size_t>(1, (losses.size() + kMaxLossPoints - 1) / kMaxLossPoints);
+  json steps = json::array(), loss = json::array();
+  for (size_t i = 0; i < losses.size(); i += bucket) {
+    const size_t end = std::min(losses.size(), i + bucket);
+    double sum = 0.0;
+    for (size_t k = i; k < end; ++k) sum += losses[k].second / static_cast<double>(end - i);  // no overflow at 1e308
+    steps.push_back(losses[end - 1].first);
+    loss.push_back(round9(sum));
+  }
+  // And the evaluations to at most ~kMaxEvalPoints, every stride-th one and always the
+  // last: a plot 400 pixels wide shows no more, and a page of 130,000 evaluations each
+  // with its head roles would take minutes to draw.
+  const size_t stride = std::max<size_t>(1, (evals.size() + kMaxEvalPoints - 1) / kMaxEvalPoints);
+  json kept = json::array();
+  for (size_t i = 0; i < evals.size(); ++i)
+    if (i % stride == 0 || i + 1 == evals.size()) kept.push_back(std::move(evals[i]));
+  return {{"dir", run_dir.string()}, {"lines", lines}, {"skipped", skipped}, {"loss_bucket", bucket},
+          {"evals_total", evals.size()}, {"eval_stride", stride},
+          {"train", {{"step", steps}, {"loss", loss}}}, {"evals", std::move(kept)}};
+}
+
+std::string explorer_html(const json& data) {
+  // In <script type="application/json"> only "</script" could end the element early; a
+  // '<' appears only inside JSON strings, where \u003c means the same.
+  // Invalid UTF-8 (a run folder's name) is replaced, never thrown.
+  std::string payload = data.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  std::string escaped;
+  escaped.reserve(payload.size());
+  for (char ch : payload) {
+    if (ch == '<') escaped += "\\u003c";
+    else escaped += ch;
+  }
+  auto fill = [](std::string page, const std::string& marker, const std::string& with) {
+    const size_t at = page.find(marker);
+    MG_CHECK(at != std::string::npos, "explorer.html lacks the marker " + marker);
+    return page.replace(at, marker.size(), with);
+  };
+  std::string page = explorer_assets::kHtml;
+  page = fill(std::move(page), "/*@EXPLORER_CSS@*/", explorer_assets::kCss);
+  page = fill(std::move(page), "/*@EXPLORER_JS@*/", explorer_assets::kJs);
+  return fill(std::move(page), "@EXPLORER_DATA@", escaped);
+}
+
+std::optional<std::filesystem::path> write_run_explorer(const std::filesystem::path& run_dir) {
+  LoadedModel loaded = load_model(run_dir / "latest.safetensors");
+  if (loaded.config.data.probe_path.empty()) return std::nullopt;
+  const std::vector<ProbeItem> probes = load_probe_set(loaded.config.data.probe_path);
+  const std::vector<std::vector<int32_t>> prompts = probe_texts(loaded.vocab, probes, loaded.model.config().block_size);
+  if (prompts.empty()) return std::nullopt;
+  std::u32string text;
+  for (int32_t id : prompts.front()) text += decode_utf8(loaded.vocab.symbol(id), "vocabulary");
+  ExplorerOptions options;
+  options.source = (run_dir / "latest.safetensors").string() + " (the end of the run)";
+  options.probes = &probes;
+  options.probe_name = loaded.config.data.probe_path;
+  options.run_dir = run_dir;
+  const std::filesystem::path out = run_dir / "heads.html";
+  write_text_atomically(out, explorer_html(explorer_data(loaded.model, loaded.vocab, text, "probe question", options)));
+  return out;
+}
+
+}  // namespace mg
