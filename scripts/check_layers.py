@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""Fail on an include that points up or across the layers of src/.
+"""Fail on an include that points up or across the layers of src/, or on a library a layer
+must not include.
 
     python3 scripts/check_layers.py            # checks src/, prints one line per violation
+    python3 scripts/check_layers.py DIR        # checks DIR, a copy of src/ (tests/check_layers_test.py)
 
 Data flows one way (docs/development.md, "Code layout"): each layer below may include only the layers
 listed for it, and itself. The compiler refuses such an include too (each layer's include
 root, build/layers/NAME/, holds only it and the layers below it: CMakeLists.txt); this check
-(run by ctest as `layers`) reads every file, built or not, and names the rule it breaks.
+(run by ctest as `layers`) reads every file, built or not, and names the rule it breaks. A
+library such as nlohmann/json is visible to every layer above io, so the compiler cannot refuse
+it where it does not belong: REFUSED_LIBRARIES says where, and why.
 """
 
 import os
@@ -38,7 +42,12 @@ ALLOWED = {
     "report": BELOW_INFERENCE | {"inference", "interp"},
     "cli": BELOW_INFERENCE | {"distributed", "inference", "train", "interp", "report"},
 }
+# layer -> {the start of a header path it must not include: why}
+REFUSED_LIBRARIES = {
+    "interp": {"nlohmann/": "interp returns structs and never text; their JSON is report's"},
+}
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([a-z_]+)/[^">]+[">]', re.MULTILINE)
+ANY_INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]', re.MULTILINE)
 
 
 def line_of(text, match):
@@ -71,9 +80,15 @@ def main():
                     if target not in ALLOWED[layer]:
                         violations.append(f"{rel}:{line_of(text, match)}: {layer} includes {target}/ (allowed: "
                                           f"{', '.join(sorted(ALLOWED[layer])) or 'nothing below it'})")
+                for match in ANY_INCLUDE.finditer(text):
+                    header = match.group(2)
+                    for prefix, why in REFUSED_LIBRARIES.get(layer, {}).items():
+                        if header.startswith(prefix):
+                            shown = f"<{header}>" if match.group(1) == "<" else f'"{header}"'
+                            violations.append(f"{rel}:{line_of(text, match)}: {layer} includes {shown} ({why})")
     for v in violations:
         print(f"check_layers: {v}")
-    print(f"check_layers: {files} files, {len(violations)} upward or sideways includes")
+    print(f"check_layers: {files} files, {len(violations)} upward, sideways or refused includes")
     return 1 if violations else 0
 
 
