@@ -152,10 +152,13 @@ def main():
     try:
         driver = start_browser()
         # The first 60 questions of the shipped probe set: enough for every kind, and the
-        # ablation of 8 heads stays quick.
+        # ablation of 8 heads stays quick; and the page's question (the main job's showcase,
+        # held out from the corpus, not drawn into the probe) with its source, 马 of its fact.
         probe = os.path.join(scratch, "probe60.jsonl")
         with open(os.path.join(source, "data", "probe.jsonl"), encoding="utf-8") as src, open(probe, "w", encoding="utf-8") as dst:
             dst.writelines(src.readlines()[:60])
+            dst.write(json.dumps({"answer": "马", "kind": "who", "prompt": QUESTION, "source": QUESTION.index("马")},
+                                 ensure_ascii=False) + "\n")
 
         # 1. A short training run writes heads.html at its end.
         run_dir = os.path.join(scratch, "run")
