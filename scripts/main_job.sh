@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 start=$SECONDS
 stage_start=$SECONDS
 stage=0
-stages=6
+stages=7
 duration() { local s=$1; if [ "$s" -ge 60 ]; then printf '%dm%02ds' $((s / 60)) $((s % 60)); else printf '%ds' "$s"; fi; }
 begin() { stage=$((stage + 1)); stage_start=$SECONDS; echo; echo "main_job: [$stage/$stages] $1 ..."; }
 done_stage() { echo "main_job: [$stage/$stages] $1 done in $(duration $((SECONDS - stage_start))) (total $(duration $((SECONDS - start))))"; }
@@ -49,6 +49,10 @@ last=$(( $(printf '%s' "$question" | python3 -c 'import sys; print(len(sys.stdin
   --svg "$run/heads.svg"
 echo "wrote $run/heads.svg"
 done_stage "inspect-heads"
+
+begin "inspect-heads --explain: the chain this run formed for each kind, with its evidence"
+./build/mini-gpt inspect-heads --checkpoint "$run/best.safetensors" --probe data/probe.jsonl --explain
+done_stage "explain"
 
 begin "eval: the validation tail, and the probe per question kind"
 python3 -c "import sys; sys.stdout.write(open('data/corpus.txt', encoding='utf-8').read()[-50000:])" > "$run/val_tail.txt"

@@ -47,8 +47,11 @@ std::string format_explanation(const Explanation& e) {
     out += k.kind + ": ";
     if (k.carrier)
       out += chain_head_name(*k.carrier) + " carries the key onto the answer's source (restores " +
-             format("%.2f", k.carrier_restores) + " with the key swapped); " + chain_head_name(*k.writer) + "'s " +
-             (k.composition == 'K' ? "keys" : "queries") + " read it (" + format("%c-composition %.3f, %.1fx the baseline", k.composition, k.composition_score, k.composition_score / k.baseline) + ")";
+             format("%.2f", k.carrier_restores) + " with the key swapped); " + chain_head_name(*k.writer) + " reads it through its " +
+             (k.composition == 'K' ? "keys" : "queries") + " (" +
+             format("%c-composition %.3f, %.1fx the baseline", k.composition, k.composition_score,
+                    k.composition_score / k.baseline) +
+             ")";
     else
       out += "no earlier head both restores with the key swapped and is read by the writer; " +
              head_or_none(k.writer);
