@@ -213,6 +213,19 @@ def main():
         for h in (0, 1):
             worst = max(worst, expect_weights(driver, 2, h, 30, weights[(2, h)][30], "layer 2"))
         print(f"weights checked against --format json: 6 rows of 2 heads, largest difference {worst:.2e}")
+        # The chain of each kind (--explain's JSON on the same probe): named and ringed in the graph.
+        explained, _ = run(binary, "inspect-heads", "--config", config, "--seed", "3", "--probe", probe, "--explain",
+                           "--format", "json")
+        for kind in json.loads(explained)["kinds"]:
+            Select(driver.find_element("id", "chain-kind")).select_by_value(kind["kind"])
+            note = driver.find_element("id", "chain-note")
+            check(note.get_attribute("data-writer") == (kind["writer"] or ""),
+                  f"chain of {kind['kind']}: writer {note.get_attribute('data-writer')} on the page, {kind['writer']} from --explain")
+            check(note.get_attribute("data-carrier") == (kind["carrier"] or ""),
+                  f"chain of {kind['kind']}: carrier {note.get_attribute('data-carrier')} on the page, {kind['carrier']} from --explain")
+            rings = driver.find_elements("css selector", "#circuit-graph .chain-ring")
+            check(len(rings) == (2 if kind["carrier"] else 1), f"chain of {kind['kind']}: {len(rings)} heads ringed")
+        print("the chain of every kind named and ringed as --explain finds it")
 
         # Roles: the grid's names are the JSON's; with a probe, every head has an ablation cost.
         for l in range(4):
