@@ -47,8 +47,9 @@ void expect_same_tensors(const std::filesystem::path& a, const std::filesystem::
                               << " tensors differ, the first " << differ.front();
 }
 
-// The losses and gradient norms of two runs' metrics, step by step (metrics.jsonl holds them
-// as JSON doubles, printed to round-trip), from the first step of B.
+// The losses, gradient norms and validation losses (where both runs evaluated) of two runs'
+// metrics, step by step (metrics.jsonl holds them as JSON doubles, printed to round-trip),
+// from the first step of B.
 void expect_same_figures(const std::vector<nlohmann::json>& a, const std::vector<nlohmann::json>& b,
                          const std::string& what) {
   ASSERT_LE(b.size(), a.size()) << what;
@@ -57,9 +58,11 @@ void expect_same_figures(const std::vector<nlohmann::json>& a, const std::vector
     const nlohmann::json &x = a[offset + i], &y = b[i];
     ASSERT_EQ(x["step"], y["step"]) << what;
     const bool same = x["loss"].get<double>() == y["loss"].get<double>() &&
-                      x["grad_norm"].get<double>() == y["grad_norm"].get<double>();
+                      x["grad_norm"].get<double>() == y["grad_norm"].get<double>() &&
+                      (!x.contains("val_loss") || !y.contains("val_loss") || x["val_loss"] == y["val_loss"]);
     EXPECT_TRUE(same) << what << ": step " << y["step"] << " differs (loss " << x["loss"] << " and " << y["loss"]
-                      << ", gradient norm " << x["grad_norm"] << " and " << y["grad_norm"] << ")";
+                      << ", gradient norm " << x["grad_norm"] << " and " << y["grad_norm"] << ", validation loss "
+                      << x.value("val_loss", -1.0) << " and " << y.value("val_loss", -1.0) << ")";
     if (!same) return;  // the first step that differs is enough
   }
 }
@@ -78,13 +81,16 @@ class ThreadRunsTest : public ::testing::TestWithParam<const char*> {
   static std::string config(const char* name) { return (test::source_dir() / "configs" / name).string(); }
 
   // `mini-gpt train` on CONFIG for STEPS steps on THREADS threads with the backend under
-  // test, into a run directory of its own; EXTRA: more arguments.
+  // test, into a run directory of its own; EXTRA: more arguments. No probe set: the head
+  // explorer that a run with one writes at its end scores every head's ablation over it,
+  // most of a short run's time (the probe's scores on 1 and 2 threads are eval's and
+  // inspect-heads', below); the validation loss of the last step is compared.
   TrainedRun train(const char* config_name, int steps, int threads, const std::string& label,
-            const std::vector<std::string>& extra = {}) {
+                   const std::vector<std::string>& extra = {}) {
     TrainedRun run{dir_ / (label + "-" + std::to_string(threads) + "-threads"), {}};
     std::vector<std::string> args{"train",     "--config",  config(config_name), "--out", run.dir.string(),
                                   "--max-steps", std::to_string(steps), "--threads", std::to_string(threads),
-                                  "--backend", GetParam()};
+                                  "--backend", GetParam(), "--set", "data.probe_path="};
     args.insert(args.end(), extra.begin(), extra.end());
     const test::CommandResult r = run_mini_gpt(args, dir_);
     EXPECT_EQ(r.status, 0) << r.err;
@@ -133,7 +139,7 @@ TEST_P(ThreadRunsTest, RunStoppedOnOneThreadContinuesOnTwoBitForBit) {
   ASSERT_TRUE(std::filesystem::exists(first.dir / "latest.safetensors"));
   const test::CommandResult r =
       run_mini_gpt({"train", "--config", config("default.json"), "--resume", (first.dir / "latest.safetensors").string(),
-                    "--max-steps", "20", "--threads", "2", "--backend", GetParam()},
+                    "--max-steps", "20", "--threads", "2", "--backend", GetParam(), "--set", "data.probe_path="},
                    dir_);
   ASSERT_EQ(r.status, 0) << r.err;
   const std::vector<nlohmann::json> resumed = read_metrics(first.dir);
