@@ -8,17 +8,19 @@ cd "$(dirname "$0")/.."
 start=$SECONDS
 stage_start=$SECONDS
 stage=0
-stages=6
+stages=7
 duration() { local s=$1; if [ "$s" -ge 60 ]; then printf '%dm%02ds' $((s / 60)) $((s % 60)); else printf '%ds' "$s"; fi; }
 begin() { stage=$((stage + 1)); stage_start=$SECONDS; echo; echo "main_job: [$stage/$stages] $1 ..."; }
 done_stage() { echo "main_job: [$stage/$stages] $1 done in $(duration $((SECONDS - stage_start))) (total $(duration $((SECONDS - start))))"; }
 
-begin "set-up check (Debian packages)"
+begin "set-up check (Debian packages for building and running; the tests' own come with scripts/test.sh)"
 bash scripts/setup.sh
 done_stage "set-up check"
 
 begin "build (mini-gpt only; the whole log is build.log)"
-bash scripts/build.sh --target mini-gpt
+# Configured without the tests (GoogleTest is the tests' package; scripts/test.sh names them
+# on again). MPI is on where it is installed, as always: the main job installs none.
+bash scripts/build.sh --target mini-gpt -DMINI_GPT_TESTS=OFF
 done_stage "build"
 
 run=runs/default
@@ -47,6 +49,10 @@ last=$(( $(printf '%s' "$question" | python3 -c 'import sys; print(len(sys.stdin
   --svg "$run/heads.svg"
 echo "wrote $run/heads.svg"
 done_stage "inspect-heads"
+
+begin "inspect-heads --explain: the chain this run formed for each kind, with its evidence"
+./build/mini-gpt inspect-heads --checkpoint "$run/best.safetensors" --probe data/probe.jsonl --explain
+done_stage "explain"
 
 begin "eval: the validation tail, and the probe per question kind"
 python3 -c "import sys; sys.stdout.write(open('data/corpus.txt', encoding='utf-8').read()[-50000:])" > "$run/val_tail.txt"

@@ -6,10 +6,11 @@ block_size + 1): three facts, then two questions about two of them, each answere
 restating its fact. Every fact is asked about only in the direction it is told, so each
 answer symbol follows, in the restated fact, the same symbols that precede it in the fact:
 the model reads it with a look-up (an induction head), never by composing two heads'
-values. Two kinds of story, drawn with equal chance:
+values. Two kinds of story (GRAMMAR's belongs_share is the chance of a belongs story):
 
-  holds   3 facts 小丁拿着红苹果。 (name, verb, colour, object), asked by
-          colour and what (小丁有什么？小丁拿着红苹果。: the colour, the object)
+  holds   3 facts 小丁拿着红苹果。 or, told the lesson's way, 小丁拿着红色的苹果。 (name,
+          verb, colour, object; each fact's form drawn with GRAMMAR's lesson_share), asked
+          by colour and what (小丁有什么？小丁拿着红色的苹果。: the colour, the object)
   belongs 3 facts 红苹果是小丁的。 (colour, object, name), asked by
           who (红苹果是谁的？红苹果是小丁的。: the name)
 
@@ -75,10 +76,21 @@ VARIANTS = {
     "backward_who": [("holds", 3, 3)],
 }
 KINDS = {"default": ["who", "colour", "what"], "backward_who": ["who", "colour", "what"]}
-# The default grammar leaves out 色 and 颜 and uses 过, 见 and 有 instead (its verbs end in
-# four different characters, a story's facts have different verbs, and its question is
-# 小丁有什么？), so it names 31 people, not 32.
-NAME_COUNT = {"default": 31, "backward_who": 32}
+# The default grammar leaves out 颜 and uses 过, 见 and 有 instead (its verbs end in four
+# different characters, a story's facts have different verbs, and its question is
+# 小丁有什么？), and tells a holds fact's colour either bare (红苹果) or the lesson's way
+# (红色的苹果), so it names 30 people, not 32.
+NAME_COUNT = {"default": 30, "backward_who": 32}
+
+
+# The default grammar's two choices of form (v5): the chance that a story is a belongs
+# story (asked by who), and the chance that a holds fact tells its colour the lesson's way,
+# 小丁拿着红色的苹果。 (else 小丁拿着红苹果。). Fractions, so that the floors below are
+# exact sums of logs of whole numbers. Chosen by screening runs over seeds and kernels
+# (data/learning.md, issue 40): two belongs stories in three, so that who, whose key lies
+# furthest back, is asked as often as colour and what together; every holds fact the
+# lesson's way, so that what's key (the colour, three symbols back) is one form, not two.
+GRAMMAR = {"belongs_share": (2, 3), "lesson_share": (1, 1)}
 
 
 class SplitMix64:
@@ -127,6 +139,13 @@ class Story:
         self.pending += math.log(len(options))
         return options[self.rng.below(len(options))]
 
+    def pick_share(self, share):
+        """True with chance numerator/denominator, revealed by the next symbol written."""
+        numerator, denominator = share
+        chosen = self.rng.below(denominator) < numerator
+        self.pending += math.log(denominator / (numerator if chosen else denominator - numerator))
+        return chosen
+
     def pick_text(self, options, texts):
         """A uniform choice among options written as texts (distinct, none a prefix of
         another), written at once: each symbol carries ln(options agreeing before it /
@@ -146,7 +165,7 @@ class Story:
 
 def question_text(kind, fact):
     """backward_who's questions: (question, answer, index of the answer symbol in the answer)."""
-    name, verb, colour, obj = fact
+    name, verb, colour, obj = fact[:4]
     if kind == "colour":
         return "小" + name + "的" + obj + "是什么颜色？", colour + "色。", 0
     if kind == "what":
@@ -155,9 +174,10 @@ def question_text(kind, fact):
 
 
 def fact_text(story_kind, fact):
-    name, verb, colour, obj = fact
+    name, verb, colour, obj = fact[:4]
     if story_kind == "holds":
-        return "小" + name + verb + colour + obj + "。"
+        lesson = len(fact) > 4 and fact[4]
+        return "小" + name + verb + colour + ("色的" if lesson else "") + obj + "。"
     return colour + obj + "是小" + name + "的。"
 
 
@@ -165,7 +185,10 @@ def make_story(rng, variant):
     """One story. Returns (text, nll per symbol, questions) with each question as
     (kind, answer position, answer symbol, position of that symbol in the fact asked about)."""
     story = Story(rng)
-    plan = story.pick(VARIANTS[variant])  # revealed by the first symbol: 小 or a colour
+    if variant == "default":  # revealed by the first symbol: 小 or a colour
+        plan = VARIANTS[variant][1 if story.pick_share(GRAMMAR["belongs_share"]) else 0]
+    else:
+        plan = story.pick(VARIANTS[variant])
     story_kind, fact_count, question_count = plan
     names, colours, verbs = list(NAMES[:NAME_COUNT[variant]]), list(COLOURS), list(VERBS[variant])
     facts, fact_starts = [], []
@@ -181,6 +204,9 @@ def make_story(rng, variant):
                 verbs.remove(verb)
             colour = story.pick(colours)
             story.write(colour)
+            lesson = variant == "default" and story.pick_share(GRAMMAR["lesson_share"])  # revealed by 色 or the object
+            if lesson:
+                story.write("色的")
             obj = story.pick(OBJECTS)
             story.write(obj + "。")
         else:  # 红苹果是小丁的。
@@ -191,9 +217,10 @@ def make_story(rng, variant):
             name = story.pick(names)
             story.write(name + "的。")
             verb = ""
+            lesson = False
         names.remove(name)
         colours.remove(colour)
-        facts.append((name, verb, colour, obj))
+        facts.append((name, verb, colour, obj, lesson))
 
     questions = []
     if variant == "default":
@@ -203,12 +230,14 @@ def make_story(rng, variant):
         for _ in range(question_count):
             if story_kind == "holds":  # 小丁拿着什么？小丁拿着红苹果。
                 texts = ["小" + facts[i][0] + "有什么？" for i in options]
-                answers = [("colour", 4), ("what", 5)]  # indices in the restated fact
             else:  # 红苹果是谁的？红苹果是小丁的。
                 texts = [facts[i][2] + facts[i][3] + "是谁的？" for i in options]
-                answers = [("who", 5)]
             i = story.pick_text(options, texts)
             options.remove(i)
+            if story_kind == "holds":  # indices in the restated fact: 小丁拿着红苹果 or 小丁拿着红色的苹果
+                answers = [("colour", 4), ("what", 7 if facts[i][4] else 5)]
+            else:
+                answers = [("who", 5)]
             answer = fact_text(story_kind, facts[i])
             for kind, index in answers:
                 questions.append((kind, len(story.text) + index, answer[index], fact_starts[i] + index))
@@ -277,30 +306,39 @@ TAIL_SYMBOLS = 50_000
 
 def story_templates():
     """Every story of the default grammar as a template, with its probability: for each
-    story kind and order of the two facts asked, the list of its symbols, each a literal
-    or a slot (type, fact, character index) filled by that fact's name, verb, colour or
-    object. The kind is drawn with chance 1/2 and the ordered pair of facts asked 1/6."""
+    story kind, form of each holds fact (bare or the lesson's) and order of the two facts
+    asked, the list of its symbols, each a literal or a slot (type, fact, character index)
+    filled by that fact's name, verb, colour or object. The kind is drawn with chance
+    GRAMMAR's belongs_share, each holds fact's form with its lesson_share, and the ordered
+    pair of facts asked 1/6."""
     templates = []
+    belongs, lesson = (n / d for n, d in (GRAMMAR["belongs_share"], GRAMMAR["lesson_share"]))
     for kind in ("holds", "belongs"):
-        def fact(f):
-            if kind == "holds":  # 小丁拿着红苹果。
-                return [("lit", "小"), ("name", f, 0), ("verb", f, 0), ("verb", f, 1), ("colour", f, 0),
-                        ("object", f, 0), ("object", f, 1), ("lit", "。")]
-            return [("colour", f, 0), ("object", f, 0), ("object", f, 1), ("lit", "是"), ("lit", "小"),
-                    ("name", f, 0), ("lit", "的"), ("lit", "。")]  # 红苹果是小丁的。
+        form_sets = [(False, False, False)] if kind == "belongs" else [
+            (a, b, c) for a in (False, True) for b in (False, True) for c in (False, True)]
+        for forms in form_sets:
+            def fact(f):
+                if kind == "holds":  # 小丁拿着红苹果。 or 小丁拿着红色的苹果。
+                    return ([("lit", "小"), ("name", f, 0), ("verb", f, 0), ("verb", f, 1), ("colour", f, 0)]
+                            + ([("lit", "色"), ("lit", "的")] if forms[f] else [])
+                            + [("object", f, 0), ("object", f, 1), ("lit", "。")])
+                return [("colour", f, 0), ("object", f, 0), ("object", f, 1), ("lit", "是"), ("lit", "小"),
+                        ("name", f, 0), ("lit", "的"), ("lit", "。")]  # 红苹果是小丁的。
 
-        def question(f):
-            if kind == "holds":  # 小丁有什么？
-                return [("lit", "小"), ("name", f, 0)] + [("lit", c) for c in "有什么？"]
-            return [("colour", f, 0), ("object", f, 0), ("object", f, 1)] + [("lit", c) for c in "是谁的？"]
+            def question(f):
+                if kind == "holds":  # 小丁有什么？
+                    return [("lit", "小"), ("name", f, 0)] + [("lit", c) for c in "有什么？"]
+                return [("colour", f, 0), ("object", f, 0), ("object", f, 1)] + [("lit", c) for c in "是谁的？"]
 
-        for first in range(3):
-            for second in range(3):
-                if second != first:
-                    slots = fact(0) + fact(1) + fact(2)
-                    for f in (first, second):
-                        slots += question(f) + fact(f)
-                    templates.append((kind, slots + [("lit", "\n")], 1.0 / 2 / 6))
+            p_forms = (belongs if kind == "belongs" else (1.0 - belongs) * math.prod(
+                lesson if form else 1.0 - lesson for form in forms))
+            for first in range(3):
+                for second in range(3):
+                    if second != first:
+                        slots = fact(0) + fact(1) + fact(2)
+                        for f in (first, second):
+                            slots += question(f) + fact(f)
+                        templates.append((kind, slots + [("lit", "\n")], p_forms / 6))
     return templates
 
 
@@ -483,27 +521,36 @@ corpus, the tail's UTF-8 text) and the block_size and val_fraction it assumes: `
 prints the validation rows' floor beside its val loss, and `mini-gpt eval --text-file` the
 tail's beside its loss, only when the corpus and the text are these very bytes."""
     if variant == "default":
-        grammar = """Each story is one of two kinds, drawn with equal chance (its first symbol tells which):
-3 facts, then 2 questions about 2 of them, each answered by restating its fact in full.
+        belongs_n, belongs_d = GRAMMAR["belongs_share"]
+        lesson_n, lesson_d = GRAMMAR["lesson_share"]
+        lesson_form = ("every holds fact tells its colour the lesson's way, `红色的苹果`, and a belongs fact bare,\n`红苹果`"
+                       if lesson_n == lesson_d else
+                       f"a holds fact tells its colour the lesson's way, `红色的苹果`, with chance {lesson_n}/{lesson_d}\n"
+                       "(each fact drawn alone), else bare, `红苹果`, as every belongs fact does")
+        grammar = f"""Each story is one of two kinds (its first symbol tells which): a belongs story with chance
+{belongs_n}/{belongs_d}, else a holds story. 3 facts, then 2 questions about 2 of them, each answered by
+restating its fact in full (the same symbols). As lesson 12 writes `小丁拿着红色的苹果。`,
+{lesson_form}.
 
 | story | fact | question | answer (the fact restated) | kind: answer symbol |
 | --- | --- | --- | --- | --- |
-| holds | `小<name><verb><colour><object>。` | `小<name>有什么？` | `小<name><verb><colour><object>。` | colour: the colour; what: the object's first character |
+| holds | `小<name><verb><colour><object>。` or `小<name><verb><colour>色的<object>。` | `小<name>有什么？` | the fact, as told | colour: the colour; what: the object's first character |
 | belongs | `<colour><object>是小<name>的。` | `<colour><object>是谁的？` | `<colour><object>是小<name>的。` | who: the name character after `小` |
 
 Every fact is asked about only in the direction it is told, and the answer repeats the fact's
 own symbols up to the answer symbol: the model finds each answer symbol by matching the
 symbols just before it with the same symbols in the fact and copying the one that follows
-there (an induction head), never by composing two heads' values. In a holds answer every
-key is one symbol unique in its story: the name (copied from the question) finds the verb,
-the verb's last character (着 了 过 见, different in each fact) the colour, the colour the
-object. A who answer's key, the colour, lies four symbols back (`红苹果是小` -> 丁). Names,
+there (an induction head), never by composing two heads' values. In a holds answer the
+name (copied from the question) finds the verb, the verb's last character (着 了 过 见,
+different in each fact) the colour: one-symbol keys unique in the story. The colour finds
+the object: the symbol before it in a bare fact, two symbols back in the lesson's form
+(`红色的` -> 苹). A who answer's key, the colour, lies four symbols back (`红苹果是小` -> 丁). Names,
 colours and holds verbs are distinct within a story, objects may repeat; a story never asks
 about the same fact twice, and one of its three facts is never asked about, so no answer can
 be found by elimination."""
         chance = """| kind | from the question alone | copying a random fact of the story of the right form |
 | --- | --- | --- |
-| who | 1/31 (any name) | 1/3 (1/2 for the second question: the first one's fact is not asked again) |
+| who | 1/30 (any name) | 1/3 (1/2 for the second question: the first one's fact is not asked again) |
 | colour | 1/10 (any colour) | 1/3 (1/2 for the second question) |
 | what | 1/12 (any object) | 1/3 before the colour is found; once it is, one look-up of a unique colour |"""
     else:

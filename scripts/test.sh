@@ -27,11 +27,13 @@ start=$SECONDS
 elapsed() { echo "test.sh: $1 done after $(( SECONDS - start )) s"; }
 jobs=$(nproc)
 
-bash scripts/setup.sh
+bash scripts/setup.sh --tests
+# The tests and MPI named on: a build/ that the main job configured without them (it
+# installs neither GoogleTest nor MPI) keeps those options in its cache otherwise.
 if [ $full -eq 1 ]; then
-  bash scripts/build.sh -DMINI_GPT_BENCHMARKS=ON
+  bash scripts/build.sh -DMINI_GPT_TESTS=ON -DMINI_GPT_MPI=ON -DMINI_GPT_BENCHMARKS=ON
 else
-  bash scripts/build.sh -DMINI_GPT_BENCHMARKS=OFF
+  bash scripts/build.sh -DMINI_GPT_TESTS=ON -DMINI_GPT_MPI=ON -DMINI_GPT_BENCHMARKS=OFF
 fi
 elapsed "release build"
 ctest --test-dir build --output-on-failure -j"$jobs"

@@ -39,10 +39,13 @@ Subject random_subject(const std::string& position, int64_t n_layer = 2) {
   return {std::move(corpus.vocab), std::move(model)};
 }
 
-std::vector<ProbeItem> probe() { return load_probe_set(test::source_dir() / "data" / "probe.jsonl"); }
+// The v4 corpus's probe set (bare holds facts, 小彭 renamed: the
+// vocabulary of v5 has no 彭): a fixed set whose items the tests below name by index, so
+// that a new shipped probe does not move them.
+std::vector<ProbeItem> probe() { return load_probe_set(test::source_dir() / "tests" / "fixtures" / "circuit_probe.jsonl"); }
 
-const std::u32string kClean = U"小韩拿着黑花瓶。小彭买了绿帽子。小郑看见橙杯子。小韩有什么？小韩拿着";
-const std::u32string kCorrupt = U"小韩拿着白花瓶。小彭买了绿帽子。小郑看见橙杯子。小韩有什么？小韩拿着";
+const std::u32string kClean = U"小韩拿着黑花瓶。小曹买了绿帽子。小郑看见橙杯子。小韩有什么？小韩拿着";
+const std::u32string kCorrupt = U"小韩拿着白花瓶。小曹买了绿帽子。小郑看见橙杯子。小韩有什么？小韩拿着";
 
 TEST(Attribution, PartsSumToTheLogitAndTheDifferenceOnEveryProbeItem) {
   const std::vector<ProbeItem> items = probe();

@@ -38,7 +38,7 @@ std::string read_bytes(const fs::path& path) {
 // ---------------------------------------------------------------- a second reading of the stories
 
 struct Fact {
-  std::u32string sentence;  // 8 symbols, 。 included
+  std::u32string sentence;  // 8 symbols, 。 included (10 for a holds fact told the lesson's way)
   bool holds;               // 小X<verb><colour><object>。, else <colour><object>是小X的。
   size_t start;             // index of its first symbol
 };
@@ -50,14 +50,19 @@ struct Question {
   size_t source;           // index of that same symbol inside the fact
 };
 
-bool is_holds_fact(const std::u32string& s) { return s.size() == 8 && s[0] == U'小' && s[7] == U'。'; }
+// 小X<verb><colour><object>。 or, the lesson's way, 小X<verb><colour>色的<object>。
+bool is_lesson_form(const std::u32string& s) { return s.size() == 10 && s.substr(5, 2) == U"色的"; }
+bool is_holds_fact(const std::u32string& s) {
+  return (s.size() == 8 || is_lesson_form(s)) && s[0] == U'小' && s.back() == U'。';
+}
 bool is_belongs_fact(const std::u32string& s) {
   return s.size() == 8 && s[3] == U'是' && s[4] == U'小' && s.substr(6) == U"的。";
 }
 
 // Reads TEXT (whole stories, or a probe prompt: a story cut right before an answer) as
 // facts, and questions each answered by restating one fact: 小X有什么？ asks for the
-// colour (the restated fact's symbol 4) and the object (symbol 5) of the holds-fact of X; <colour><object>是谁的？ for the name (symbol 5) of the belongs-fact of
+// colour (the restated fact's symbol 4) and the object (symbol 5, or 7 after 色的) of the
+// holds-fact of X; <colour><object>是谁的？ for the name (symbol 5) of the belongs-fact of
 // that colour and object. Every question must match exactly one fact of its story, and
 // the answer must restate it; the reading ends at a prompt's end.
 std::vector<Question> read_stories(const std::u32string& text) {
@@ -91,6 +96,7 @@ std::vector<Question> read_stories(const std::u32string& text) {
       for (const Fact& f : facts)
         if (f.holds && f.sentence[1] == s[1]) matches.push_back(&f);
       answers = {{"colour", 4}, {"what", 5}};
+      if (matches.size() == 1 && is_lesson_form(matches[0]->sentence)) answers[1].second = 7;
     } else if (s.size() == 7 && s.substr(3) == U"是谁的？") {
       for (const Fact& f : facts)
         if (!f.holds && f.sentence.substr(0, 3) == s.substr(0, 3)) matches.push_back(&f);
@@ -105,7 +111,7 @@ std::vector<Question> read_stories(const std::u32string& text) {
     }
     const Fact& fact = *matches[0];
     const size_t answer_start = end + 1;
-    const std::u32string restated = text.substr(answer_start, 8);
+    const std::u32string restated = text.substr(answer_start, fact.sentence.size());
     if (restated != fact.sentence.substr(0, restated.size())) {
       ADD_FAILURE() << "the answer at symbol " << answer_start << " does not restate the fact at " << fact.start;
       break;
@@ -116,7 +122,7 @@ std::vector<Question> read_stories(const std::u32string& text) {
       questions.push_back({kind, position, fact.sentence[index], fact.start + index});
       if (position == text.size()) return questions;  // a probe prompt ends here
     }
-    pos = answer_start + 8;
+    pos = answer_start + fact.sentence.size();
   }
   return questions;
 }
@@ -142,6 +148,21 @@ TEST(StoryReader, FindsTheFactEachKindOfQuestionAsksAbout) {
 }
 
 // ---------------------------------------------------------------- the corpus file
+
+TEST(StoryReader, ReadsAHoldsFactToldTheLessonsWay) {
+  // 小丁拿着红色的苹果。 (lesson 12's sentence): the object's first symbol is the fact's symbol 7.
+  const std::u32string story = U"小王买了蓝杯子。小丁拿着红色的苹果。小丁有什么？小丁拿着红色的苹果。";
+  const std::vector<Question> questions = read_stories(story);
+  ASSERT_EQ(questions.size(), 2u);
+  EXPECT_EQ(questions[0].kind, "colour");
+  EXPECT_EQ(questions[0].expected, U'红');
+  EXPECT_EQ(questions[0].source, 8u + 4u);
+  EXPECT_EQ(questions[0].answer_position, 8u + 10u + 6u + 4u);
+  EXPECT_EQ(questions[1].kind, "what");
+  EXPECT_EQ(questions[1].expected, U'苹');
+  EXPECT_EQ(questions[1].source, 8u + 7u);
+  EXPECT_EQ(questions[1].answer_position, 8u + 10u + 6u + 7u);
+}
 
 TEST(ShippedCorpus, HasExactly79SymbolsNewlineIncludedAndAtLeast500kSymbols) {
   Corpus corpus = load_corpus(kCorpusPath, 0.1, kBlockSize);

@@ -152,10 +152,13 @@ def main():
     try:
         driver = start_browser()
         # The first 60 questions of the shipped probe set: enough for every kind, and the
-        # ablation of 8 heads stays quick.
+        # ablation of 8 heads stays quick; and the page's question (the main job's showcase,
+        # held out from the corpus, not drawn into the probe) with its source, 马 of its fact.
         probe = os.path.join(scratch, "probe60.jsonl")
         with open(os.path.join(source, "data", "probe.jsonl"), encoding="utf-8") as src, open(probe, "w", encoding="utf-8") as dst:
             dst.writelines(src.readlines()[:60])
+            dst.write(json.dumps({"answer": "马", "kind": "who", "prompt": QUESTION, "source": QUESTION.index("马")},
+                                 ensure_ascii=False) + "\n")
 
         # 1. A short training run writes heads.html at its end.
         run_dir = os.path.join(scratch, "run")
@@ -210,6 +213,19 @@ def main():
         for h in (0, 1):
             worst = max(worst, expect_weights(driver, 2, h, 30, weights[(2, h)][30], "layer 2"))
         print(f"weights checked against --format json: 6 rows of 2 heads, largest difference {worst:.2e}")
+        # The chain of each kind (--explain's JSON on the same probe): named and ringed in the graph.
+        explained, _ = run(binary, "inspect-heads", "--config", config, "--seed", "3", "--probe", probe, "--explain",
+                           "--format", "json")
+        for kind in json.loads(explained)["kinds"]:
+            Select(driver.find_element("id", "chain-kind")).select_by_value(kind["kind"])
+            note = driver.find_element("id", "chain-note")
+            check(note.get_attribute("data-writer") == (kind["writer"] or ""),
+                  f"chain of {kind['kind']}: writer {note.get_attribute('data-writer')} on the page, {kind['writer']} from --explain")
+            check(note.get_attribute("data-carrier") == (kind["carrier"] or ""),
+                  f"chain of {kind['kind']}: carrier {note.get_attribute('data-carrier')} on the page, {kind['carrier']} from --explain")
+            rings = driver.find_elements("css selector", "#circuit-graph .chain-ring")
+            check(len(rings) == (2 if kind["carrier"] else 1), f"chain of {kind['kind']}: {len(rings)} heads ringed")
+        print("the chain of every kind named and ringed as --explain finds it")
 
         # Roles: the grid's names are the JSON's; with a probe, every head has an ablation cost.
         for l in range(4):

@@ -322,9 +322,55 @@ TEST_P(GemmBackendTest, EpilogueRulesAreChecked) {
   EXPECT_ANY_THROW(GetParam().run(many));
 }
 
+// gemm_split over oneDNN's one-thread products: every shape above in its tiles (K in
+// chunks, rows in blocks, entries one by one), its chunks added and its epilogue applied by
+// gemm_split; and the one-thread product alone on the 2-D shapes.
+void onednn_split(const GemmArgs& g) { gemm_split(g, gemm_onednn_one_thread); }
+
 INSTANTIATE_TEST_SUITE_P(Backends, GemmBackendTest,
-                         ::testing::Values(Backend{"openblas", gemm_openblas}, Backend{"onednn", gemm_onednn}),
+                         ::testing::Values(Backend{"openblas", gemm_openblas}, Backend{"onednn", gemm_onednn},
+                                           Backend{"onednn_split", onednn_split}),
                          [](const ::testing::TestParamInfo<Backend>& info) { return std::string(info.param.name); });
+
+// gemm_split's tiles are fixed by the shape, so its bits are the same on 1, 2 and 3 threads:
+// a K that is no whole number of chunks, rows past one block, alpha, beta and an epilogue,
+// and a batch of entries with a long K. And gemm() as the model calls it, on both fast
+// backends, for a weight gradient (K = B*T = 2048), which oneDNN alone cut across threads.
+TEST(GemmSplitTest, SameBitsOnAnyThreadCount) {
+  const int threads_before = num_threads();
+  const GemmBackend backend_before = gemm_backend();
+  GemmArgs long_k = dense(300, 70, 1300, true, false, 0.5f, 1.0f);
+  GemmArgs with_epilogue = dense(300, 70, 700, false, true);
+  std::vector<float> bias(70, 0.25f);
+  with_epilogue.bias = bias.data();
+  GemmArgs entries = batched(5, 33, 40, 700, false, false);
+  for (const GemmArgs& shape : {long_k, with_epilogue, entries}) {
+    SCOPED_TRACE(describe(shape));
+    std::vector<std::vector<float>> results;
+    for (int threads : {1, 2, 3}) {
+      set_num_threads(threads);
+      Problem p = make_problem(shape, 1000);
+      onednn_split(p.args);
+      results.push_back(p.c);
+    }
+    EXPECT_EQ(results[1], results[0]) << "2 threads against 1";
+    EXPECT_EQ(results[2], results[0]) << "3 threads against 1";
+  }
+  for (GemmBackend backend : {GemmBackend::openblas, GemmBackend::onednn}) {
+    set_gemm_backend(backend);
+    std::vector<std::vector<float>> results;
+    for (int threads : {1, 2, 3}) {
+      set_num_threads(threads);
+      Problem p = make_problem(dense(64, 64, 2048, true, false), 1001);  // a weight gradient, K = B*T
+      gemm(p.args);
+      results.push_back(p.c);
+    }
+    EXPECT_EQ(results[1], results[0]) << backend_name(backend) << ", 2 threads against 1";
+    EXPECT_EQ(results[2], results[0]) << backend_name(backend) << ", 3 threads against 1";
+  }
+  set_gemm_backend(backend_before);
+  set_num_threads(threads_before);
+}
 
 TEST(GemmOnednnCache, RepeatedCallsOnOneShapeCreateOnePrimitive) {
   Problem p = make_problem(dense(13, 17, 19, true, false, 0.75f, 0.25f), 800);

@@ -362,7 +362,8 @@ TEST(ProbeByKind, MetricsCarryItAtEveryEvaluationAndEvalScoresAnyProbeFile) {
   const std::string checkpoint = (dir / "run" / "latest.safetensors").string();
   const std::string probe = (test::source_dir() / "data" / "probe.jsonl").string();
   const fs::path text_file = dir / "stories.txt";  // the corpus's first stories
-  std::ofstream(text_file) << test::read_text(test::source_dir() / "data" / "corpus.txt").substr(0, 3000);
+  const std::string corpus = test::read_text(test::source_dir() / "data" / "corpus.txt");
+  std::ofstream(text_file) << corpus.substr(0, corpus.rfind('\n', 3000) + 1);  // whole stories, whole symbols
   auto both = test::run_mini_gpt({"eval", "--checkpoint", checkpoint, "--probe", probe, "--text-file",
                                   text_file.string(), "--json", "--threads", "1"}, dir);
   ASSERT_EQ(both.status, 0) << both.err;

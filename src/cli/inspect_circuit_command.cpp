@@ -10,6 +10,7 @@
 #include "interp/logit_choice.h"
 #include "io/atomic_file.h"
 #include "report/circuit_format.h"
+#include "report/explain_format.h"
 #include "report/patching_svg.h"
 
 namespace mg::cli {
@@ -54,6 +55,10 @@ void add_circuit_options(CLI::App& cmd, InspectHeadsOptions& o) {
                  "the answer symbol, for the head that writes it) or key (every symbol the question could match the "
                  "fact on, for the head that carries it to the answer)")
       ->check(CLI::IsMember({"value", "key"}));
+  cmd.add_flag("--explain", o.explain,
+               "Each question kind's chain, found on --probe FILE (default: the config's data.probe_path): the head "
+               "that writes the answer, the earlier head that carries the key to it, the MLPs' part, with the numbers "
+               "of --attribution, --patch --swap value|key and --composition that chose them");
 }
 
 void attribution_mode(const InspectHeadsOptions& o) {
@@ -85,6 +90,16 @@ void composition_mode(const InspectHeadsOptions& o) {
   Subject s = load_subject(o);
   const CompositionScores c = composition_scores(s.model);
   print(o.format == "json" ? composition_json(c).dump() + "\n" : format_composition(c, o.top));
+}
+
+void explain_mode(const InspectHeadsOptions& o) {
+  Subject s = load_subject(o);
+  const std::string probe_path = o.probe ? *o.probe : s.probe_path;
+  if (probe_path.empty())
+    throw InputError("--explain needs --probe FILE (the model's config names no data.probe_path)");
+  const std::vector<ProbeItem> probes = load_probe_set(probe_path);
+  const Explanation e = explain_chains(s.model, s.vocab, probes);
+  print(o.format == "json" ? explanation_json(e).dump() + "\n" : format_explanation(e));
 }
 
 void patch_mode(const InspectHeadsOptions& o) {

@@ -28,6 +28,7 @@ struct InspectHeadsOptions {
   int64_t top = 10;
   // Issue 30: the circuit modes and their inputs.
   bool attribution = false, logit_lens = false, composition = false, patch = false;
+  bool explain = false;  // issue 41: each kind's chain, found from the probe
   std::optional<std::string> answer, against, clean, corrupt;
   std::optional<std::string> swap;  // --patch --probe: what each item's corruption changes, "value" or "key"
   ComputeOptions compute;
@@ -59,6 +60,7 @@ void attribution_mode(const InspectHeadsOptions& o);
 void logit_lens_mode(const InspectHeadsOptions& o);
 void composition_mode(const InspectHeadsOptions& o);
 void patch_mode(const InspectHeadsOptions& o);
+void explain_mode(const InspectHeadsOptions& o);
 
 // One row of the rules (inspect_modes.cpp): the option that chooses the mode ("" for the
 // default view), its name in messages, the options it reads besides the model's source

@@ -53,6 +53,8 @@ const std::vector<InspectMode>& inspect_modes() {
       {"--patch", "--patch", "", [](const InspectHeadsOptions& o) { return o.patch; },
        {"--clean", "--corrupt", "--answer", "--against", "--probe", "--swap", "--svg", "--top", "--format"}, true,
        patch_mode},
+      {"--explain", "--explain", "", [](const InspectHeadsOptions& o) { return o.explain; }, {"--probe", "--format"}, true,
+       explain_mode},
       {"", "the default view", "", [](const InspectHeadsOptions&) { return true; },
        {"--text", "--layer", "--head", "--position", "--weights", "--svg", "--format", "--probe", "--text-file"}, true,
        default_view},

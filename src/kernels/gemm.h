@@ -38,13 +38,43 @@ struct GemmArgs {
   const float* multiplier = nullptr;
 };
 
-// Runs on the backend in force (set_gemm_backend).
+// Runs on the backend in force (set_gemm_backend). On oneDNN a product whose inner
+// dimension K is longer than kGemmKChunk goes through gemm_split (below), so that every
+// product's bits are the same on any thread count.
 void gemm(const GemmArgs& args);
 
 // Each backend on its own, for tests and benchmarks.
 void gemm_reference(const GemmArgs& args);
 void gemm_openblas(const GemmArgs& args);
 void gemm_onednn(const GemmArgs& args);
+
+// A product on the calling thread alone, safe to call from several threads at once (the
+// tiles of gemm_split): its primitive is made for one thread, and each thread binds its own
+// memory objects, stream and scratchpad. 2-D only (batch 1).
+void gemm_onednn_one_thread(const GemmArgs& args);
+
+// The sums of a product in an order fixed by its shape, whatever the thread count
+// (gemm_split.cpp). oneDNN 2.6's matmul cuts K across its threads for a transposed A from
+// K = 2048 on (measured at 2, 4 and 8 threads), so the weight gradients dW = dY^T X
+// (K = B*T = 2048 rows) came out in other last bits on 2 threads than on 1. So a product
+// with a long K is cut into tiles fixed by its shape alone, each computed by `one_thread`
+// on one thread:
+//   batch 1: K in chunks of kGemmKChunk, C's rows in blocks of kGemmRowBlock; a tile is
+//            one chunk of one row block, written to its own partial [rows, N]; then every
+//            element of C is its chunks' partials added in chunk order, with alpha, beta
+//            and the epilogue applied after;
+//   batch > 1: a tile is one entry, its K whole.
+// The tiles are shared out over the threads (a static schedule), so a thread count changes
+// which thread computes a tile, never what it computes. 512 is the K block of oneDNN's own
+// one-thread weight gradients on AVX-512 (brgemm): there the chunks' sum is bit for bit what
+// one thread computed before this split (configs/default.json's run is the one-thread run
+// it was). A product with K <= kGemmKChunk is left to the library, which kept such a K whole
+// (measured at 2, 3, 4 and 8 threads up to 2047 with A transposed, 8192 without; its sgemm
+// of older ISAs cuts K only past 512, by its source). OpenBLAS cuts only M and N across its
+// threads (its level-3 threading), so its products are the same bits on any count as they are.
+inline constexpr int64_t kGemmKChunk = 512;
+inline constexpr int64_t kGemmRowBlock = 256;
+void gemm_split(const GemmArgs& args, void (*one_thread)(const GemmArgs&));
 
 // The kernel set OpenBLAS chose when it loaded ("SkylakeX", "Haswell", "Prescott", ...):
 // OPENBLAS_CORETYPE's, or else its own detection's, which knows only CPUs as old as itself.

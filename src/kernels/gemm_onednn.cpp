@@ -17,6 +17,7 @@
 
 #include "kernels/gemm.h"
 #include "kernels/onednn_ops.h"
+#include "kernels/parallel.h"
 #include "oneapi/dnnl/dnnl.hpp"
 #include "core/error.h"
 
@@ -71,11 +72,14 @@ memory::desc operand_desc(bool batched, int64_t batch, int64_t batch_stride, int
   return memory::desc({batch, rows, cols}, memory::data_type::f32, {batch_stride, strides[0], strides[1]});
 }
 
-dnnl::matmul::primitive_desc matmul_pd(const GemmKey& k, bool batched) {
+// user_scratchpad: the caller passes the primitive's scratchpad (gemm_onednn_one_thread's
+// threads, each its own) instead of the library keeping one.
+dnnl::matmul::primitive_desc matmul_pd(const GemmKey& k, bool batched, bool user_scratchpad = false) {
   memory::desc a = operand_desc(batched, k.batch, k.stride_a, k.M, k.K, k.lda, k.trans_a);
   memory::desc b = operand_desc(batched, k.batch, k.stride_b, k.K, k.N, k.ldb, k.trans_b);
   memory::desc c = operand_desc(batched, k.batch, k.stride_c, k.M, k.N, k.ldc, false);
   dnnl::primitive_attr attr;
+  if (user_scratchpad) attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   float alpha = std::bit_cast<float>(k.alpha_bits), beta = std::bit_cast<float>(k.beta_bits);
   if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
   dnnl::post_ops ops;
@@ -137,7 +141,102 @@ void scale_only(const GemmArgs& g) {
     }
 }
 
+GemmKey key_of(const GemmArgs& g, int threads) {
+  GemmKey key{g.trans_a, g.trans_b, g.M, g.N, g.K, g.lda, g.ldb, g.ldc, g.batch, g.stride_a,
+              g.stride_b, g.stride_c, std::bit_cast<uint32_t>(g.alpha), std::bit_cast<uint32_t>(g.beta),
+              g.bias != nullptr, g.addend != nullptr, g.multiplier != nullptr, threads};
+  if (g.batch == 1) key.stride_a = key.stride_b = key.stride_c = 0;  // unused, so not part of the identity
+  return key;
+}
+
+// A 2-D primitive made for one thread, shared by every thread that runs it
+// (gemm_onednn_one_thread): oneDNN's primitives may run on several threads at once, its
+// memory objects and streams may not, so those are each thread's own (ThreadBinding).
+struct OneThreadGemm {
+  dnnl::matmul matmul;
+  memory::desc a, b, c, bias, addend, multiplier, scratchpad;
+};
+
+// Never destroyed, like cache().
+std::unordered_map<GemmKey, OneThreadGemm, GemmKeyHash>& one_thread_cache() {
+  static auto* entries = new std::unordered_map<GemmKey, OneThreadGemm, GemmKeyHash>;
+  return *entries;
+}
+
+OneThreadGemm make_one_thread_gemm(const GemmKey& k) {
+  OneThreadScope one_thread;  // oneDNN sizes a primitive's partition by the thread count at creation
+  const dnnl::matmul::primitive_desc pd = matmul_pd(k, false, true);
+  onednn_detail::count_primitive();
+  return {dnnl::matmul(pd),       pd.src_desc(),     pd.weights_desc(), pd.dst_desc(),
+          k.bias ? pd.bias_desc() : memory::desc(), pd.dst_desc(), pd.dst_desc(), pd.scratchpad_desc()};
+}
+
+// One thread's memory objects for one OneThreadGemm: handles set per call; the scratchpad
+// is the thread's own, allocated by oneDNN once.
+struct ThreadBinding {
+  memory a, b, c, bias, addend, multiplier, scratchpad;
+  std::unordered_map<int, memory> args;
+};
+
+ThreadBinding bind(const OneThreadGemm& gemm, const GemmKey& k) {
+  dnnl::engine& eng = onednn_detail::engine();
+  ThreadBinding t;
+  t.a = memory(gemm.a, eng, DNNL_MEMORY_NONE);
+  t.b = memory(gemm.b, eng, DNNL_MEMORY_NONE);
+  t.c = memory(gemm.c, eng, DNNL_MEMORY_NONE);
+  t.args = {{DNNL_ARG_SRC, t.a}, {DNNL_ARG_WEIGHTS, t.b}, {DNNL_ARG_DST, t.c}};
+  if (gemm.scratchpad.get_size() > 0) {
+    t.scratchpad = memory(gemm.scratchpad, eng);
+    t.args.emplace(DNNL_ARG_SCRATCHPAD, t.scratchpad);
+  }
+  int post_op = std::bit_cast<float>(k.beta_bits) != 0.0f ? 1 : 0;  // as make_gemm numbers them
+  if (k.bias) {
+    t.bias = memory(gemm.bias, eng, DNNL_MEMORY_NONE);
+    t.args.emplace(DNNL_ARG_BIAS, t.bias);
+  }
+  if (k.addend) {
+    t.addend = memory(gemm.addend, eng, DNNL_MEMORY_NONE);
+    t.args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op++) | DNNL_ARG_SRC_1, t.addend);
+  }
+  if (k.multiplier) {
+    t.multiplier = memory(gemm.multiplier, eng, DNNL_MEMORY_NONE);
+    t.args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op++) | DNNL_ARG_SRC_1, t.multiplier);
+  }
+  return t;
+}
+
 }  // namespace
+
+void gemm_onednn_one_thread(const GemmArgs& g) {
+  MG_CHECK(g.M >= 0 && g.N >= 0 && g.K >= 0 && g.batch == 1, "gemm_onednn_one_thread: a 2-D product");
+  check_gemm_epilogue(g);
+  if (g.M == 0 || g.N == 0) return;
+  if (g.K == 0) {
+    scale_only(g);
+    return apply_gemm_epilogue(g);
+  }
+  const GemmKey key = key_of(g, 1);
+  const OneThreadGemm* gemm = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(onednn_detail::mutex());
+    auto it = one_thread_cache().find(key);
+    if (it == one_thread_cache().end()) it = one_thread_cache().emplace(key, make_one_thread_gemm(key)).first;
+    gemm = &it->second;  // a node's address: stable while the map grows
+  }
+  thread_local std::unordered_map<const OneThreadGemm*, ThreadBinding> bindings;
+  thread_local dnnl::stream stream(onednn_detail::engine());
+  auto bound = bindings.find(gemm);
+  if (bound == bindings.end()) bound = bindings.emplace(gemm, bind(*gemm, key)).first;
+  ThreadBinding& t = bound->second;
+  t.a.set_data_handle(const_cast<float*>(g.A));
+  t.b.set_data_handle(const_cast<float*>(g.B));
+  t.c.set_data_handle(g.C);
+  if (g.bias) t.bias.set_data_handle(const_cast<float*>(g.bias));
+  if (g.addend) t.addend.set_data_handle(const_cast<float*>(g.addend));
+  if (g.multiplier) t.multiplier.set_data_handle(const_cast<float*>(g.multiplier));
+  gemm->matmul.execute(stream, t.args);
+  stream.wait();
+}
 
 void gemm_onednn(const GemmArgs& g) {
   MG_CHECK(g.M >= 0 && g.N >= 0 && g.K >= 0 && g.batch >= 0, "gemm_onednn: negative size");
@@ -147,10 +246,7 @@ void gemm_onednn(const GemmArgs& g) {
     scale_only(g);
     return apply_gemm_epilogue(g);
   }
-  GemmKey key{g.trans_a, g.trans_b, g.M, g.N, g.K, g.lda, g.ldb, g.ldc, g.batch, g.stride_a,
-              g.stride_b, g.stride_c, std::bit_cast<uint32_t>(g.alpha), std::bit_cast<uint32_t>(g.beta),
-              g.bias != nullptr, g.addend != nullptr, g.multiplier != nullptr, onednn_detail::primitive_threads()};
-  if (g.batch == 1) key.stride_a = key.stride_b = key.stride_c = 0;  // unused, so not part of the identity
+  const GemmKey key = key_of(g, onednn_detail::primitive_threads());
 
   std::lock_guard<std::mutex> lock(onednn_detail::mutex());
   auto it = cache().find(key);

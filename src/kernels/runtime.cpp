@@ -86,7 +86,8 @@ void gemm(const GemmArgs& args) {
   switch (g_backend) {
     case GemmBackend::reference: return gemm_reference(args);
     case GemmBackend::openblas: return gemm_openblas(args);
-    case GemmBackend::onednn: return gemm_onednn(args);
+    case GemmBackend::onednn:  // a long K in chunks fixed by the shape (gemm.h, gemm_split)
+      return args.K > kGemmKChunk ? gemm_split(args, gemm_onednn_one_thread) : gemm_onednn(args);
   }
 }
 

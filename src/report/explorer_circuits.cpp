@@ -1,7 +1,9 @@
 // The explorer's circuit data (report/explorer_circuits.h).
 #include "report/explorer_circuits.h"
 
+#include "interp/explain.h"
 #include "report/circuit_format.h"
+#include "report/explain_format.h"
 #include "report/text.h"
 
 namespace mg {
@@ -45,9 +47,12 @@ json circuit_explorer_json(const Gpt& model, const Vocab& vocab, const std::vect
   json at = json::object();
   for (int64_t p : positions) at[std::to_string(p)] = attribution_at(model, vocab, ids, p);
   json composition = composition_json(composition_scores(model));
+  // Each kind's chain (inspect-heads --explain), when there is a probe to find it on.
+  json chain = probes && !probes->empty() ? json(explanation_json(explain_chains(model, vocab, *probes))) : json(nullptr);
   return {{"attribution", {{"positions", positions}, {"at", std::move(at)}}},
           {"patching", patching_of(model, vocab, ids, probes)},
-          {"composition", std::move(composition)}};
+          {"composition", std::move(composition)},
+          {"chain", std::move(chain)}};
 }
 
 }  // namespace mg

@@ -4,8 +4,8 @@
 // down. On a quiet machine that is all threads; when another process holds a core, a
 // team of two waits at every barrier for its member that shares that core, and one
 // thread is the faster (docs/performance.md, "Busy machines"). The choice is a
-// measurement, so such a run is not reproducible bit for bit (one thread count sums
-// in one order); a given --threads N is.
+// measurement, and changes no bit of the run: every sum has one order on any thread count
+// (docs/performance.md, "Reproducible on any thread count").
 #pragma once
 
 #include <cstdint>

@@ -747,6 +747,45 @@
     $('graph').replaceChildren(svg);
   }
 
+  // The chosen kind's chain (inspect-heads --explain): its writer and carrier told in words
+  // and ringed in the composition graph (the writer gold, the carrier orange).
+  function drawChain() {
+    const chain = circuit.chain, select = $('chain-kind');
+    if (!chain) {
+      $('chain-note').textContent = 'no probe set: the chain is found on one (inspect-heads --html ... --probe FILE)';
+      select.disabled = true;
+      return;
+    }
+    const show = () => {
+      const k = chain.kinds.find((x) => x.kind === select.value);
+      for (const ring of document.querySelectorAll('#circuit-graph .chain-ring')) ring.remove();
+      const ringHead = (name, colour, role) => {
+        const m = /^L(\d+)\.H(\d+)$/.exec(name || '');
+        const node = m && $(`node-${m[1]}-${m[2]}`);
+        if (!node) return;
+        const c = node.querySelector('circle');
+        node.prepend(svgEl('circle', { class: 'chain-ring', 'data-role': role, cx: c.getAttribute('cx'), cy: c.getAttribute('cy'),
+          r: 14, fill: 'none', stroke: colour, 'stroke-width': 4 }));
+      };
+      ringHead(k.writer, '#d4a017', 'writer');
+      if (k.carrier) ringHead(k.carrier, '#ff7f0e', 'carrier');
+      let text = `${k.kind}: accuracy ${fixed(k.accuracy, 3)} on ${k.items} probe items` + (k.learned ? '' : ' — not learned (under 0.9); the best candidates:') +
+        `. Writer ${k.writer}: direct logit attribution ${signed(k.writer_attribution, 4)} of the difference ${signed(k.difference, 4)}, ` +
+        `restores ${fixed(k.writer_restores, 4)} with the answer swapped. `;
+      text += k.carrier
+        ? `Carrier ${k.carrier}: restores ${fixed(k.carrier_restores, 4)} with the key swapped; ${k.writer} reads it through its ` +
+          `${k.composition === 'K' ? 'keys' : 'queries'} (${k.composition}-composition ${fixed(k.composition_score, 4)}, baseline ${fixed(k.baseline, 4)}). `
+        : 'No carrier: no earlier head both restores with the key swapped and is read by the writer. ';
+      text += `The MLPs: ${signed(k.mlp_attribution, 4)}.`;
+      $('chain-note').textContent = text;
+      $('chain-note').dataset.writer = k.writer || '';
+      $('chain-note').dataset.carrier = k.carrier || '';
+    };
+    select.replaceChildren(...chain.kinds.map((k) => el('option', { value: k.kind, text: k.kind })));
+    select.addEventListener('change', show);
+    show();
+  }
+
   // ---- start ---------------------------------------------------------------------------------
   drawHeader();
   buildLayerSelect();
@@ -758,6 +797,7 @@
   chooseHead(0, 0);
   drawPatching();
   drawGraph();
+  drawChain();
   drawRun();
   document.body.dataset.readyMs = performance.now().toFixed(1);
   performance.mark('explorer-ready');

@@ -1,0 +1,95 @@
+// inspect-heads --explain's writers.
+#include "report/explain_format.h"
+
+#include "report/text.h"
+
+namespace mg {
+
+std::string chain_head_name(const ChainHead& h) {
+  return "L" + std::to_string(h.layer) + ".H" + std::to_string(h.head);
+}
+
+namespace {
+
+std::string head_or_none(const std::optional<ChainHead>& h) { return h ? chain_head_name(*h) : "none"; }
+
+}  // namespace
+
+std::string format_explanation(const Explanation& e) {
+  std::string out =
+      "the chain each question kind is answered by, found on the probe:\n"
+      "  writer: the head with the largest direct logit attribution at the answer (--attribution --probe);\n"
+      "          restores: the share of the logit difference its clean output brings back with the answer's fact\n"
+      "          swapped (--patch --probe --swap value)\n"
+      "  carrier: an earlier head whose output the writer's queries (Q) or keys (K) read (--composition, above the\n"
+      "          random baseline), among those whose clean output restores >= " +
+      format("%.1f", kCarrierRestores) +
+      " with the fact's key swapped (--swap key)\n"
+      "  MLPs: the MLPs' part of the logit difference, all layers added\n\n";
+  out += "  kind       items  accuracy  writer  attribution  restores  carrier  restores  composition (baseline)   MLPs"
+         "      difference\n";
+  for (const KindChain& k : e.kinds) {
+    std::string composition = k.carrier ? format("%c %.4f (%.4f)", k.composition, k.composition_score, k.baseline) : "-";
+    out += format("  %-9s %6lld  %8.3f  %-6s  %+11.4f  %8.4f  %-7s  %8s  %-23s %+8.4f  %+10.4f\n", k.kind.c_str(),
+                  static_cast<long long>(k.items), k.accuracy, head_or_none(k.writer).c_str(), k.writer_attribution,
+                  k.writer_restores, head_or_none(k.carrier).c_str(),
+                  k.carrier ? format("%.4f", k.carrier_restores).c_str() : "-", composition.c_str(), k.mlp_attribution,
+                  k.difference);
+  }
+  out += "\n";
+  for (const KindChain& k : e.kinds) {
+    if (!k.learned) {
+      out += format("%s: not learned (accuracy %.3f, under %.1f); the best candidates found: writer %s", k.kind.c_str(),
+                    k.accuracy, kLearnedAccuracy, head_or_none(k.writer).c_str());
+      out += k.carrier ? ", carrier " + chain_head_name(*k.carrier) + "\n" : ", no carrier\n";
+      continue;
+    }
+    out += k.kind + ": ";
+    if (k.carrier)
+      out += chain_head_name(*k.carrier) + " carries the key onto the answer's source (restores " +
+             format("%.2f", k.carrier_restores) + " with the key swapped); " + chain_head_name(*k.writer) + " reads it through its " +
+             (k.composition == 'K' ? "keys" : "queries") + " (" +
+             format("%c-composition %.3f, %.1fx the baseline", k.composition, k.composition_score,
+                    k.composition_score / k.baseline) +
+             ")";
+    else
+      out += "no earlier head both restores with the key swapped and is read by the writer; " +
+             head_or_none(k.writer);
+    out += format(" and writes the answer (%+.2f of the logit difference %+.2f; restores %.2f with the answer swapped); "
+                  "the MLPs add %+.2f\n",
+                  k.writer_attribution, k.difference, k.writer_restores, k.mlp_attribution);
+  }
+  return out;
+}
+
+nlohmann::ordered_json explanation_json(const Explanation& e) {
+  using nlohmann::ordered_json;
+  ordered_json kinds = ordered_json::array();
+  for (const KindChain& k : e.kinds) {
+    ordered_json candidates = ordered_json::array();
+    for (const KindChain::Candidate& c : k.candidates)
+      candidates.push_back({{"head", chain_head_name(c.head)}, {"restores", round9(c.restores)}, {"q", round9(c.q)},
+                            {"k", round9(c.k)}});
+    kinds.push_back({{"kind", k.kind},
+                     {"items", k.items},
+                     {"accuracy", k.accuracy},  // as eval --probe --json prints it
+                     {"learned", k.learned},
+                     {"difference", round9(k.difference)},
+                     {"writer", k.writer ? ordered_json(chain_head_name(*k.writer)) : ordered_json(nullptr)},
+                     {"writer_attribution", round9(k.writer_attribution)},
+                     {"writer_restores", round9(k.writer_restores)},
+                     {"carrier", k.carrier ? ordered_json(chain_head_name(*k.carrier)) : ordered_json(nullptr)},
+                     {"carrier_restores", k.carrier ? ordered_json(round9(k.carrier_restores)) : ordered_json(nullptr)},
+                     {"composition", k.carrier ? ordered_json(std::string(1, k.composition)) : ordered_json(nullptr)},
+                     {"composition_score", k.carrier ? ordered_json(round9(k.composition_score)) : ordered_json(nullptr)},
+                     {"baseline", k.carrier ? ordered_json(round9(k.baseline)) : ordered_json(nullptr)},
+                     {"mlp_attribution", round9(k.mlp_attribution)},
+                     {"candidates", candidates}});
+  }
+  return {{"learned_accuracy", kLearnedAccuracy},
+          {"carrier_restores", kCarrierRestores},
+          {"kinds", kinds},
+          {"skipped", {{"attribution", e.skipped_attribution}, {"value", e.skipped_value}, {"key", e.skipped_key}}}};
+}
+
+}  // namespace mg
