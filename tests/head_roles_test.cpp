@@ -244,6 +244,45 @@ TEST(HeadRoles, CopyForwardIsTheSourceRowsWeightOnTheSymbolBeforeIt) {
   }
 }
 
+// Answer-finding takes its rows from the texts' forwards when a text is the prompt (as in
+// training's head logging) and runs a forward of its own otherwise: both ways give the same
+// bits, duplicated prompts included, and items are pooled in probe order either way.
+TEST(HeadRoles, AnswerRowsFromTheTextsForwardsEqualTheirOwnForward) {
+  const std::u32string text = U"小丁拿着红色的苹果。谁拿着红色的苹果？小丁。";
+  const Vocab vocab = Vocab::from_text(text);
+  Gpt model = test::small_model(2, 16, 32, vocab.size(), 7);
+  const std::vector<ProbeItem> probes = {{U"小丁拿着红色的苹果。谁拿着红色的苹果？小", U'丁', "who"},
+                                         {U"小丁拿着红色的苹果。小丁拿着红色的", U'苹', "what"},
+                                         {U"小丁拿着红色的苹果。谁拿着红色的苹果？小", U'丁', "who"},
+                                         {U"红色的苹果。小丁拿着红色的", U'苹', "what"}};
+  RoleOptions shared;
+  shared.texts = probe_texts(vocab, {probes.begin(), probes.begin() + 2}, 32);  // items 0-2 share a text's forward
+  shared.probes = &probes;
+  RoleOptions own = shared;
+  own.texts = {vocab.encode(U"谁拿着苹果？", "text")};  // no prompt is a text: each its own forward
+  const RoleReport a = score_head_roles(model, vocab, shared), b = score_head_roles(model, vocab, own);
+  ASSERT_EQ(a.answer_items, 4);
+  ASSERT_EQ(b.answer_items, 4);
+  for (size_t i = 0; i < a.heads.size(); ++i) {
+    EXPECT_EQ(*a.heads[i].answer_finding, *b.heads[i].answer_finding) << i;
+    EXPECT_EQ(*a.heads[i].copy_forward, *b.heads[i].copy_forward) << i;
+    EXPECT_EQ(a.heads[i].answer_finding_by_kind, b.heads[i].answer_finding_by_kind) << i;
+    EXPECT_EQ(a.heads[i].copy_forward_by_kind, b.heads[i].copy_forward_by_kind) << i;
+  }
+  // And each equals the weights read from a forward of the prompt by hand (head 0 of layer 0).
+  NoGradGuard no_grad;
+  double by_hand = 0.0;
+  for (const ProbeItem& item : probes) {
+    const std::vector<int32_t> ids = vocab.encode(item.prompt, "prompt");
+    ForwardHooks hooks;
+    hooks.record(hook::pattern(0));
+    model.forward(ids, 1, static_cast<int64_t>(ids.size()), {.hooks = &hooks});
+    const int64_t T = static_cast<int64_t>(ids.size());
+    by_hand += hooks[hook::pattern(0)].data()[(T - 1) * T + answer_source(item)];
+  }
+  EXPECT_NEAR(*a.heads[0].answer_finding, by_hand / 4, 1e-6);
+}
+
 TEST(HeadRoles, ProbeSourceFieldIsReadAndChecked) {
   const auto dir = test::fresh_dir("probe_source");
   auto write = [&](const std::string& line) {

@@ -4,6 +4,7 @@
 #include "interp/roles.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <optional>
 
@@ -138,6 +139,56 @@ RoleReport score_head_roles(const Gpt& model, const Vocab& vocab, const RoleOpti
   RoleReport report;
   report.texts = o.texts_description;
   report.thresholds = o.thresholds;
+
+  // Answer-finding reads two rows of each head's pattern on each probe prompt: the weight on
+  // the answer's source from the position that predicts it, and how much of the symbol before
+  // it the source reads. The probe's prompts are usually the texts too (training's head logging
+  // scores on them), so the rows are taken while the texts' forwards run, and a prompt gets a
+  // forward of its own only if no text was the same ids; the pooled sums below still add the
+  // items in probe order, so every score is what a forward per prompt gave.
+  struct AnswerItem {
+    std::vector<int32_t> ids;  // the prompt cropped to its last block_size symbols
+    int64_t source = -1;       // in ids
+    size_t kind = 0;
+    std::vector<float> weight, copied;  // [heads], filled by whichever forward saw ids first
+  };
+  std::vector<AnswerItem> answer_items;
+  std::map<std::vector<int32_t>, std::vector<size_t>> items_of_ids;
+  if (o.probes) {
+    for (const ProbeItem& item : *o.probes) {
+      int64_t source = answer_source(item);
+      if (source < 0) continue;
+      std::optional<std::vector<int32_t>> known = vocab.find_all(item.prompt);
+      if (!known) continue;
+      std::vector<int32_t> ids = std::move(*known);
+      const int64_t dropped = std::max<int64_t>(0, static_cast<int64_t>(ids.size()) - c.block_size);
+      ids.erase(ids.begin(), ids.begin() + dropped);
+      source -= dropped;
+      if (source < 0) continue;
+      size_t kind = static_cast<size_t>(std::find(kinds.begin(), kinds.end(), item.kind) - kinds.begin());
+      if (kind == kinds.size()) kinds.push_back(item.kind);
+      items_of_ids[ids].push_back(answer_items.size());
+      answer_items.push_back({std::move(ids), source, kind, {}, {}});
+    }
+  }
+  // Each head's two answer-finding rows of P (index layer * H + head, each [T,T]) for every
+  // probe item whose prompt is IDS and has none yet.
+  auto take_answer_rows = [&](const std::vector<int32_t>& ids, const std::vector<std::vector<float>>& p) {
+    const auto found = items_of_ids.find(ids);
+    if (found == items_of_ids.end()) return;
+    const int64_t T = static_cast<int64_t>(ids.size());
+    for (size_t index : found->second) {
+      AnswerItem& a = answer_items[index];
+      if (!a.weight.empty()) continue;
+      a.weight.resize(static_cast<size_t>(heads));
+      a.copied.resize(static_cast<size_t>(heads));
+      for (int64_t i = 0; i < heads; ++i) {
+        a.weight[i] = at(p[i], T, T - 1, a.source);  // row T-1 of the head's [T,T]
+        if (a.source >= 1) a.copied[i] = at(p[i], T, a.source, a.source - 1);
+      }
+    }
+  };
+
   for (const std::vector<int32_t>& ids : o.texts) {
     if (ids.empty()) continue;
     MG_CHECK(static_cast<int64_t>(ids.size()) <= c.block_size, "score_head_roles: a text longer than block_size");
@@ -151,6 +202,7 @@ RoleReport score_head_roles(const Gpt& model, const Vocab& vocab, const RoleOpti
       add_first_position(p[i], T, s.first);
       add_offsets(p[i], T, s.offsets);
     }
+    take_answer_rows(ids, p);
   }
   // Induction: the repeated random sequences, each as long as block_size allows.
   const int64_t count = std::min<int64_t>(c.block_size / 2, c.vocab_size);
@@ -161,34 +213,18 @@ RoleReport score_head_roles(const Gpt& model, const Vocab& vocab, const RoleOpti
     for (int64_t i = 0; i < heads; ++i) add_induction(p[i], ids, sums[i].induction);
   }
   // Answer-finding: the weight on the answer's source from the position that predicts it.
-  if (o.probes) {
-    for (const ProbeItem& item : *o.probes) {
-      int64_t source = answer_source(item);
-      if (source < 0) continue;
-      std::optional<std::vector<int32_t>> known = vocab.find_all(item.prompt);
-      if (!known) continue;
-      std::vector<int32_t> ids = std::move(*known);
-      const int64_t dropped = std::max<int64_t>(0, static_cast<int64_t>(ids.size()) - c.block_size);
-      ids.erase(ids.begin(), ids.begin() + dropped);
-      source -= dropped;
-      if (source < 0) continue;
-      const int64_t T = static_cast<int64_t>(ids.size());
-      const std::vector<std::vector<float>> p = head_patterns(model, ids);
-      ++report.answer_items;
-      const size_t kind = static_cast<size_t>(std::find(kinds.begin(), kinds.end(), item.kind) - kinds.begin());
-      if (kind == kinds.size()) kinds.push_back(item.kind);
-      for (int64_t i = 0; i < heads; ++i) {
-        Sums& s = sums[i];
-        const float weight = at(p[i], T, T - 1, source);  // row T-1 of the head's [T,T]
-        s.answer.add(weight);
-        s.answer_by_kind.resize(kinds.size());
-        s.answer_by_kind[kind].add(weight);
-        if (source >= 1) {  // row `source` of [T,T]: how much of the symbol before it the source reads
-          const float copied = at(p[i], T, source, source - 1);
-          s.copy.add(copied);
-          s.copy_by_kind.resize(kinds.size());
-          s.copy_by_kind[kind].add(copied);
-        }
+  for (AnswerItem& a : answer_items) {
+    if (a.weight.empty()) take_answer_rows(a.ids, head_patterns(model, a.ids));
+    ++report.answer_items;
+    for (int64_t i = 0; i < heads; ++i) {
+      Sums& s = sums[i];
+      s.answer.add(a.weight[i]);
+      s.answer_by_kind.resize(kinds.size());
+      s.answer_by_kind[a.kind].add(a.weight[i]);
+      if (a.source >= 1) {  // how much of the symbol before it the source reads
+        s.copy.add(a.copied[i]);
+        s.copy_by_kind.resize(kinds.size());
+        s.copy_by_kind[a.kind].add(a.copied[i]);
       }
     }
   }
