@@ -40,7 +40,11 @@ ALLOWED = {
     "train": BELOW_INFERENCE | {"inference", "distributed"},
     "interp": BELOW_INFERENCE | {"inference"},
     "report": BELOW_INFERENCE | {"inference", "interp"},
-    "cli": BELOW_INFERENCE | {"distributed", "inference", "train", "interp", "report"},
+    # The server (`mini-gpt serve`) over report and interp; it never includes train (its one
+    # contact with a run is reading metrics.jsonl and the checkpoint, serve/run_watch), nor
+    # train it.
+    "serve": BELOW_INFERENCE | {"inference", "interp", "report"},
+    "cli": BELOW_INFERENCE | {"distributed", "inference", "train", "interp", "report", "serve"},
 }
 # layer -> {the start of a header path it must not include: why}
 REFUSED_LIBRARIES = {

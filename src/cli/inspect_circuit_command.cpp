@@ -16,11 +16,6 @@
 namespace mg::cli {
 namespace {
 
-std::optional<int32_t> symbol_option(const Vocab& vocab, const std::string& option, const std::optional<std::string>& utf8) {
-  if (!utf8) return std::nullopt;
-  return symbol_id(vocab, option, *utf8);
-}
-
 // The probe modes build each item's own question: the single-text inputs are refused.
 void refuse_with_probe(const char* mode, std::initializer_list<std::pair<const char*, bool>> inputs) {
   for (const auto& [name, set] : inputs)
@@ -71,25 +66,19 @@ void attribution_mode(const InspectHeadsOptions& o) {
     print(json ? probe_attribution_json(a).dump() + "\n" : format_probe_attribution(a));
     return;
   }
-  if (!o.text_given) throw InputError("--attribution needs --text TEXT (or --probe FILE)");
-  AttributionQuery query{o.position, symbol_option(s.vocab, "--answer", o.answer),
-                         symbol_option(s.vocab, "--against", o.against)};
-  const Attribution a = attribute_logits(s.model, s.vocab, decode_utf8(o.text, "--text"), "--text", query);
-  print(json ? attribution_json(a).dump() + "\n" : format_attribution(a));
+  print(json ? attribution_json_text(o, inspect_model(s)) : format_attribution(attribution_for(o, inspect_model(s))));
 }
 
 void logit_lens_mode(const InspectHeadsOptions& o) {
   if (!o.text_given) throw InputError("--logit-lens needs --text TEXT");
   Subject s = load_subject(o);
-  const LogitLens lens = logit_lens(s.model, s.vocab, decode_utf8(o.text, "--text"), "--text", o.position,
-                                    symbol_option(s.vocab, "--answer", o.answer), std::min<int64_t>(o.top, 10));
-  print(o.format == "json" ? logit_lens_json(lens).dump() + "\n" : format_logit_lens(lens));
+  print(o.format == "json" ? logit_lens_json_text(o, inspect_model(s)) : format_logit_lens(logit_lens_for(o, inspect_model(s))));
 }
 
 void composition_mode(const InspectHeadsOptions& o) {
   Subject s = load_subject(o);
-  const CompositionScores c = composition_scores(s.model);
-  print(o.format == "json" ? composition_json(c).dump() + "\n" : format_composition(c, o.top));
+  print(o.format == "json" ? composition_json_text(inspect_model(s))
+                           : format_composition(composition_scores(s.model), o.top));
 }
 
 void explain_mode(const InspectHeadsOptions& o) {
@@ -117,11 +106,9 @@ void patch_mode(const InspectHeadsOptions& o) {
   if (!o.clean || !o.corrupt) throw InputError("--patch needs --clean TEXT and --corrupt TEXT (or --probe FILE)");
   if (o.swap) throw InputError("--swap builds each probe item's corruption (--patch --probe FILE); with --clean and "
                                "--corrupt the corruption is the text given");
-  const Patching p = patch_activations(s.model, s.vocab, decode_utf8(*o.clean, "--clean"),
-                                       decode_utf8(*o.corrupt, "--corrupt"), symbol_option(s.vocab, "--answer", o.answer),
-                                       symbol_option(s.vocab, "--against", o.against));
+  const Patching p = patching_for(o, inspect_model(s));
   if (o.svg) write_text_atomically(*o.svg, patching_svg(p));  // the picture first, as --svg elsewhere
-  print(json ? patching_json(p).dump() + "\n" : format_patching(p, o.top));
+  print(json ? patching_json_text(p) : format_patching(p, o.top));
   if (o.svg && !json) print("heatmap written to " + *o.svg + "\n");
 }
 

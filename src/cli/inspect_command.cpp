@@ -28,6 +28,7 @@
 #include "io/atomic_file.h"
 #include "report/compare_format.h"
 #include "report/explorer.h"
+#include "report/inspect_json.h"
 #include "report/patterns_format.h"
 #include "report/patterns_svg.h"
 #include "report/qk_ov_format.h"
@@ -57,6 +58,8 @@ Subject load_subject(const InspectHeadsOptions& o) {
 }
 
 void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+InspectModel inspect_model(const Subject& s) { return InspectModel{s.model, s.vocab}; }
 
 namespace {
 
@@ -120,34 +123,22 @@ std::string compare_command(const InspectHeadsOptions& o, const std::u32string& 
 }
 
 // Head roles over the stated texts: --text-file's block_size windows (at most 200), else
-// the probe prompts, else (only for the JSON's "roles") the inspected text alone. With
-// ABLATE, each head's probe-accuracy drop too.
+// the probe prompts, else (only for the JSON's "roles") the inspected text alone
+// (interp/ablation.h's probe_role_report). With ABLATE, each head's probe-accuracy drop too.
 RoleReport head_roles(const InspectHeadsOptions& o, Subject& subject, const std::u32string& text, bool ablate) {
-  const ModelConfig& c = subject.model.config();
   const std::vector<ProbeItem> probes = role_probes(o, subject);
+  const std::string probe_name = o.probe ? *o.probe : subject.probe_path;
+  if (!o.text_file)
+    return probe_role_report(subject.model, subject.vocab, probes, probe_name, text, ablate, o.mean_ablation);
+  const int64_t block_size = subject.model.config().block_size;
   RoleOptions options;
   options.probes = probes.empty() ? nullptr : &probes;
-  const std::string probe_name = o.probe ? *o.probe : subject.probe_path;
-  if (o.text_file) {
-    const std::vector<int32_t> ids = subject.vocab.encode(read_utf8_file(*o.text_file, "--text-file"), *o.text_file);
-    options.texts = text_windows(ids, c.block_size, 200);
-    options.texts_description = std::to_string(options.texts.size()) + " windows of at most " +
-                                std::to_string(c.block_size) + " symbols from " + *o.text_file;
-  } else if (!probes.empty()) {
-    options.texts = probe_texts(subject.vocab, probes, c.block_size);
-    options.texts_description = std::to_string(options.texts.size()) + " probe prompts (" + probe_name + ")";
-  } else if (!text.empty() && !ablate) {
-    options.texts = {subject.vocab.encode(text, "--text")};
-    options.texts_description = "the --text alone (no probe set: give --probe FILE or --text-file FILE)";
-  } else {
-    throw InputError("--roles needs texts to score: --probe FILE, --text-file FILE, or a checkpoint whose config "
-                     "names data.probe_path");
-  }
+  const std::vector<int32_t> ids = subject.vocab.encode(read_utf8_file(*o.text_file, "--text-file"), *o.text_file);
+  options.texts = text_windows(ids, block_size, 200);
+  options.texts_description = std::to_string(options.texts.size()) + " windows of at most " + std::to_string(block_size) +
+                              " symbols from " + *o.text_file;
   RoleReport report = score_head_roles(subject.model, subject.vocab, options);
-  if (ablate && !probes.empty()) {
-    add_ablation_drops(subject.model, subject.vocab, probes, o.mean_ablation, report);
-    add_direct_logits(attribute_probe(subject.model, subject.vocab, probes), report);
-  }
+  if (ablate && !probes.empty()) add_probe_ablation(subject.model, subject.vocab, probes, o.mean_ablation, report);
   return report;
 }
 
@@ -237,17 +228,16 @@ void circuits_mode(const InspectHeadsOptions& o) {
 void roles_mode(const InspectHeadsOptions& o) {
   Subject subject = load_subject(o);
   const RoleReport report = head_roles(o, subject, std::u32string(), true);
-  print(o.format == "json" ? role_report_json(report).dump() + "\n" : format_roles(report));
+  print(o.format == "json" ? roles_json_text(report) : format_roles(report));
 }
 
 void trace_mode(const InspectHeadsOptions& o) {
   if (!o.text_given) throw InputError("--trace needs --text TEXT");
   if (!o.position) throw InputError("--trace needs --position P, the query position to trace");
-  const auto [layer, head] = parse_head_name(*o.trace, "--trace");
+  parse_head_name(*o.trace, "--trace");  // before loading the model
   Subject subject = load_subject(o);
-  const HeadTrace trace = trace_head(subject.model, subject.vocab, decode_utf8(o.text, "--text"), "--text", layer, head,
-                                     *o.position, std::min<int64_t>(o.top, 10));
-  print(o.format == "json" ? trace_json(trace).dump() + "\n" : format_trace(trace));
+  if (o.format == "json") return print(trace_json_text(o, inspect_model(subject)));
+  print(format_trace(trace_for(o, inspect_model(subject))));
 }
 
 // Every selected head's projected_weights: the matrices (or one query row, --position),
@@ -259,28 +249,20 @@ void default_view(const InspectHeadsOptions& o) {
     for (const auto& [name, given] : {std::pair{"--probe", o.probe.has_value()}, {"--text-file", o.text_file.has_value()}})
       if (given) throw InputError(std::string(name) + " is used by the default view only with --format json (its roles)");
   Subject subject = load_subject(o);
-  const HeadSelection selection = head_selection(o, subject.model.config());
-  const std::u32string text = decode_utf8(o.text, "--text");
-  if (o.position && !text.empty())
-    check_index("--position", *o.position, static_cast<int64_t>(text.size()),
-                "the text has " + std::to_string(text.size()) + " symbols");
-
-  Inspection inspection = inspect_heads(subject.model, subject.vocab, text, "--text", {selection, true});
-  std::vector<HeadParameters> parameters;
-  if (o.weights)
-    for (const auto& h : inspection.heads) parameters.push_back(head_parameters(subject.model, h.layer, h.head));
-  const std::vector<HeadParameters>* shown = o.weights ? &parameters : nullptr;
-
+  const Inspection inspection = inspect_for(o, inspect_model(subject));
   // The picture first: if it cannot be written, nothing has been printed yet. An
   // output that is not a regular file (a device, FIFO, symlink) is refused, not replaced.
   if (o.svg) write_text_atomically(*o.svg, patterns_svg(inspection));
   if (o.format == "json") {
-    const RoleReport roles = head_roles(o, subject, text, false);
-    print(inspection_json(inspection, o.position, shown, &roles).dump() + "\n");
-  } else {
-    print(o.position ? format_position(inspection, *o.position, shown) : format_table(inspection, shown));
-    if (o.svg) print("\nheatmaps written to " + *o.svg + "\n");
+    const RoleReport roles = head_roles(o, subject, inspection.text, false);
+    return print(patterns_json_text(o, inspect_model(subject), inspection, roles));
   }
+  std::vector<HeadParameters> parameters;
+  if (o.weights)
+    for (const auto& h : inspection.heads) parameters.push_back(head_parameters(subject.model, h.layer, h.head));
+  const std::vector<HeadParameters>* shown = o.weights ? &parameters : nullptr;
+  print(o.position ? format_position(inspection, *o.position, shown) : format_table(inspection, shown));
+  if (o.svg) print("\nheatmaps written to " + *o.svg + "\n");
 }
 
 Run add_inspect_heads_command(CLI::App& app) {

@@ -11,25 +11,25 @@
 #include "cli/commands.h"
 #include "data/vocab.h"
 #include "nn/gpt.h"
+#include "report/inspect_json.h"
 
 namespace mg::cli {
 
-struct InspectHeadsOptions {
-  std::string checkpoint, config, text, format = "table";
+// The single-text modes' options (text, layer, head, position, trace, answer, against,
+// clean, corrupt, top, weights) are report/inspect_json.h's InspectRequest, which the
+// server fills from a query string; the rest name files or choose the mode.
+struct InspectHeadsOptions : InspectRequest {
+  std::string checkpoint, config, format = "table";
   std::optional<std::string> svg;  // optional: "--svg ''" is refused, not ignored
   std::optional<std::string> html, run;  // issue 16: the head explorer page, a run's curves in it
   std::optional<uint64_t> seed;
-  std::optional<int64_t> layer, head, position;
-  bool weights = false;
   // Issue 15: what each head does.
-  std::optional<std::string> trace, probe, text_file;
+  std::optional<std::string> probe, text_file;
   std::vector<std::string> compare;  // two checkpoints
-  bool roles = false, circuits = false, mean_ablation = false, text_given = false;
-  int64_t top = 10;
-  // Issue 30: the circuit modes and their inputs.
+  bool roles = false, circuits = false, mean_ablation = false;
+  // Issue 30: the circuit modes.
   bool attribution = false, logit_lens = false, composition = false, patch = false;
   bool explain = false;  // issue 41: each kind's chain, found from the probe
-  std::optional<std::string> answer, against, clean, corrupt;
   std::optional<std::string> swap;  // --patch --probe: what each item's corruption changes, "value" or "key"
   ComputeOptions compute;
 };
@@ -42,6 +42,7 @@ struct Subject {
 };
 
 Subject load_subject(const InspectHeadsOptions& o);
+InspectModel inspect_model(const Subject& s);
 void print(const std::string& text);
 
 // The circuit modes' options on COMMAND (--attribution, --logit-lens, --composition,

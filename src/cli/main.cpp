@@ -197,6 +197,7 @@ int run(int argc, char** argv) {
   Run sample = add_sample_command(app);
   Run inspect = add_inspect_heads_command(app);
   Run eval = add_eval_command(app);
+  Run serve = add_serve_command(app);
 
   try {
     app.parse(argc, argv);
@@ -217,6 +218,7 @@ int run(int argc, char** argv) {
       if (name == "sample") return sample();
       if (name == "inspect-heads") return inspect();
       if (name == "eval") return eval();
+      if (name == "serve") return serve();
     }
     return fail("no subcommand given", kExitUsage);
   } catch (const mg::JobWideInputError& e) {

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "inference/evaluate.h"
+#include "interp/attribution.h"
 #include "interp/trace.h"
 
 namespace mg {
@@ -84,6 +85,31 @@ void add_ablation_drops(const Gpt& model, const Vocab& vocab, const std::vector<
     for (size_t k = 0; k < ablated.kinds.size(); ++k)
       h.accuracy_drop_by_kind.emplace_back(ablated.kinds[k], intact.kind_accuracy(k) - ablated.kind_accuracy(k));
   }
+}
+
+void add_probe_ablation(const Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, bool mean,
+                        RoleReport& report) {
+  add_ablation_drops(model, vocab, probes, mean, report);
+  add_direct_logits(attribute_probe(model, vocab, probes), report);
+}
+
+RoleReport probe_role_report(const Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes,
+                             const std::string& probe_name, std::u32string_view text, bool ablate, bool mean) {
+  RoleOptions options;
+  options.probes = probes.empty() ? nullptr : &probes;
+  if (!probes.empty()) {
+    options.texts = probe_texts(vocab, probes, model.config().block_size);
+    options.texts_description = std::to_string(options.texts.size()) + " probe prompts (" + probe_name + ")";
+  } else if (!text.empty() && !ablate) {
+    options.texts = {vocab.encode(text, "--text")};
+    options.texts_description = "the --text alone (no probe set: give --probe FILE or --text-file FILE)";
+  } else {
+    throw InputError("--roles needs texts to score: --probe FILE, --text-file FILE, or a checkpoint whose config "
+                     "names data.probe_path");
+  }
+  RoleReport report = score_head_roles(model, vocab, options);
+  if (ablate && !probes.empty()) add_probe_ablation(model, vocab, probes, mean, report);
+  return report;
 }
 
 }  // namespace mg

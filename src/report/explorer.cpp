@@ -22,6 +22,7 @@
 #include "interp/trace.h"
 #include "io/atomic_file.h"
 #include "report/explorer_circuits.h"
+#include "report/run_curves.h"
 #include "report/patterns_format.h"
 #include "report/roles_format.h"
 #include "report/trace_format.h"
@@ -34,15 +35,6 @@ using json = nlohmann::ordered_json;
 // The vocabulary size up to which each head's two V x V circuit tables are embedded
 // (2 * V^2 bytes per head: 12 KB at V = 79).
 constexpr int64_t kMaxCircuitVocab = 256;
-constexpr uint64_t kMaxMetricsBytes = uint64_t(256) << 20;
-constexpr size_t kMaxLossPoints = 1000;
-constexpr size_t kMaxEvalPoints = 1000;
-// What one evaluation of --run may carry onto the page: heads (and layer and head
-// indices) below kMaxRunHeads, at most kMaxRunNames scores or kinds per object, names of
-// at most kMaxRunNameBytes. mini-gpt's own runs stay far inside (8 x 8 heads, 20 scores).
-constexpr int64_t kMaxRunHeads = 4096;
-constexpr size_t kMaxRunNames = 64;
-constexpr size_t kMaxRunNameBytes = 128;
 
 std::string base64(const std::vector<unsigned char>& bytes) {
   static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -254,123 +246,6 @@ json explorer_data(const Gpt& model, const Vocab& vocab, std::u32string_view tex
   return out;
 }
 
-namespace {
-
-// A JSON number that is finite (nlohmann keeps 1e308 and, from its own dumps, never NaN;
-// a string or a bool is not a number here), as a double.
-std::optional<double> finite_number(const nlohmann::json& value) {
-  if (!value.is_number()) return std::nullopt;
-  const double v = value.get<double>();
-  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
-}
-
-// The finite member KEY of OBJECT, if any.
-std::optional<double> finite_member(const nlohmann::json& object, const char* key) {
-  const auto it = object.find(key);
-  return it == object.end() ? std::nullopt : finite_number(*it);
-}
-
-// {name: finite number} of OBJECT's members, at most kMaxRunNames of them with names of at
-// most kMaxRunNameBytes; anything else is left out. Null when nothing is left.
-json finite_map(const nlohmann::json& object) {
-  json out = json::object();
-  if (!object.is_object()) return nullptr;
-  for (const auto& [name, value] : object.items()) {
-    if (out.size() >= kMaxRunNames) break;
-    const auto v = finite_number(value);
-    if (v && !name.empty() && name.size() <= kMaxRunNameBytes) out[name] = round9(*v);
-  }
-  return out.empty() ? json(nullptr) : out;
-}
-
-// One head_roles entry as the page draws it: {layer, head, score: number, score_by_kind:
-// {kind: number}}, or null when it is not an object with integer layer and head in range.
-json head_roles_entry(const nlohmann::json& entry) {
-  if (!entry.is_object()) return nullptr;
-  const auto layer = entry.find("layer"), head = entry.find("head");
-  if (layer == entry.end() || head == entry.end() || !layer->is_number_integer() || !head->is_number_integer())
-    return nullptr;
-  const int64_t l = layer->get<int64_t>(), h = head->get<int64_t>();
-  if (l < 0 || h < 0 || l >= kMaxRunHeads || h >= kMaxRunHeads) return nullptr;
-  json out = {{"layer", l}, {"head", h}};
-  for (const auto& [name, value] : entry.items()) {
-    if (out.size() >= kMaxRunNames || name.empty() || name.size() > kMaxRunNameBytes || name == "layer" ||
-        name == "head" || name == "best_offset")
-      continue;
-    if (const auto v = finite_number(value)) out[name] = round9(*v);
-    else if (json by_kind = finite_map(value); !by_kind.is_null()) out[name] = std::move(by_kind);
-  }
-  return out;
-}
-
-}  // namespace
-
-json run_curves(const std::filesystem::path& run_dir) {
-  const std::filesystem::path path = run_dir / "metrics.jsonl";
-  const std::string bytes = read_file_bytes(path, "the run's metrics", kMaxMetricsBytes);
-  std::vector<std::pair<double, double>> losses;  // (step, loss)
-  std::vector<json> evals;
-  int64_t lines = 0, skipped = 0;
-  std::istringstream in(bytes);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    ++lines;
-    // The page gets only finite numbers in the shapes it draws: a line that does not parse
-    // (a line being appended; one nested 100,000 deep, which crashed the parser) or has no
-    // finite step is skipped and counted, any other value out of shape is left out.
-    nlohmann::json j;
-    try {
-      j = parse_json_bounded(line);
-    } catch (const InputError&) {
-      ++skipped;
-      continue;
-    }
-    const auto step = j.is_object() ? finite_member(j, "step") : std::nullopt;
-    if (!step) {
-      ++skipped;
-      continue;
-    }
-    if (const auto loss = finite_member(j, "loss")) losses.emplace_back(*step, *loss);
-    const auto val_loss = finite_member(j, "val_loss");
-    if (!val_loss) continue;
-    json e = {{"step", *step}, {"val_loss", round9(*val_loss)}};
-    if (const auto accuracy = finite_member(j, "probe_accuracy")) e["probe_accuracy"] = round9(*accuracy);
-    if (const auto it = j.find("probe_accuracy_by_kind"); it != j.end())
-      if (json by_kind = finite_map(*it); !by_kind.is_null()) e["by_kind"] = std::move(by_kind);
-    if (const auto it = j.find("head_roles"); it != j.end() && it->is_array()) {
-      json heads = json::array();
-      for (const auto& entry : *it) {
-        if (heads.size() >= static_cast<size_t>(kMaxRunHeads)) break;
-        if (json h = head_roles_entry(entry); !h.is_null()) heads.push_back(std::move(h));
-      }
-      if (!heads.empty()) e["head_roles"] = std::move(heads);
-    }
-    evals.push_back(std::move(e));
-  }
-  if (lines == 0) throw InputError(path.string() + " holds no metrics lines");
-  // Thin the training loss to at most ~kMaxLossPoints means of consecutive steps.
-  const size_t bucket = std::max<size_t>(1, (losses.size() + kMaxLossPoints - 1) / kMaxLossPoints);
-  json steps = json::array(), loss = json::array();
-  for (size_t i = 0; i < losses.size(); i += bucket) {
-    const size_t end = std::min(losses.size(), i + bucket);
-    double sum = 0.0;
-    for (size_t k = i; k < end; ++k) sum += losses[k].second / static_cast<double>(end - i);  // no overflow at 1e308
-    steps.push_back(losses[end - 1].first);
-    loss.push_back(round9(sum));
-  }
-  // And the evaluations to at most ~kMaxEvalPoints, every stride-th one and always the
-  // last: a plot 400 pixels wide shows no more, and a page of 130,000 evaluations each
-  // with its head roles would take minutes to draw.
-  const size_t stride = std::max<size_t>(1, (evals.size() + kMaxEvalPoints - 1) / kMaxEvalPoints);
-  json kept = json::array();
-  for (size_t i = 0; i < evals.size(); ++i)
-    if (i % stride == 0 || i + 1 == evals.size()) kept.push_back(std::move(evals[i]));
-  return {{"dir", run_dir.string()}, {"lines", lines}, {"skipped", skipped}, {"loss_bucket", bucket},
-          {"evals_total", evals.size()}, {"eval_stride", stride},
-          {"train", {{"step", steps}, {"loss", loss}}}, {"evals", std::move(kept)}};
-}
-
 std::string explorer_html(const json& data) {
   // In <script type="application/json"> only "</script" could end the element early; a
   // '<' appears only inside JSON strings, where \u003c means the same.
@@ -388,10 +263,15 @@ std::string explorer_html(const json& data) {
     return page.replace(at, marker.size(), with);
   };
   std::string page = explorer_assets::kHtml;
+  page = fill(std::move(page), "/*@PAGE_CSS@*/", explorer_assets::kPageCss);
   page = fill(std::move(page), "/*@EXPLORER_CSS@*/", explorer_assets::kCss);
+  page = fill(std::move(page), "/*@PAGE_JS@*/", explorer_assets::kPageJs);
   page = fill(std::move(page), "/*@EXPLORER_JS@*/", explorer_assets::kJs);
   return fill(std::move(page), "@EXPLORER_DATA@", escaped);
 }
+
+std::string_view shared_page_js() { return explorer_assets::kPageJs; }
+std::string_view shared_page_css() { return explorer_assets::kPageCss; }
 
 std::optional<std::filesystem::path> write_run_explorer(const std::filesystem::path& run_dir) {
   LoadedModel loaded = load_model(run_dir / "latest.safetensors");

@@ -26,6 +26,7 @@
 #include "data/probe.h"
 #include "data/vocab.h"
 #include "nn/gpt.h"
+#include "report/run_curves.h"
 
 namespace mg {
 
@@ -55,17 +56,14 @@ std::vector<int64_t> traced_positions(int64_t n_layer, int64_t n_head, int64_t T
 nlohmann::ordered_json explorer_data(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
                                      const ExplorerOptions& options);
 
-// The curves of RUN_DIR/metrics.jsonl: training loss (at most ~1000 points, evenly
-// thinned), and per evaluation (at most ~1000 of them: every k-th and the last) the
-// validation loss, probe accuracy (overall and per kind) and, when the lines carry them,
-// the per-head role scores (a "head_roles" array of {"layer", "head", ...scores}). Only
-// finite numbers in these shapes go to the page; anything else in a line is left out,
-// and lines that do not parse (a line being appended, one nested too deep) or have no
-// finite step are skipped and counted.
-nlohmann::ordered_json run_curves(const std::filesystem::path& run_dir);
 
 // The whole page: the template with its CSS, JavaScript and DATA filled in.
 std::string explorer_html(const nlohmann::ordered_json& data);
+
+// The drawing code and style the explorer's page shares with `mini-gpt serve`'s live page
+// (src/report/page/draw.js and page.css), for the server to put into its own.
+std::string_view shared_page_js();
+std::string_view shared_page_css();
 
 // heads.html of a finished run: the model of RUN_DIR/latest.safetensors on the first
 // question of its config's probe set (the prompt's last block_size symbols), with the run's

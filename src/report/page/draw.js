@@ -1,0 +1,204 @@
+// Drawing shared by mini-gpt's two pages, the head explorer (inspect-heads --html) and the
+// live page of `mini-gpt serve`: elements, canvases at the device's pixel ratio, the colour
+// scales, the heatmap image, the run's charts. Loaded before each page's own script; its
+// names are the fields of mgDraw.
+'use strict';
+
+const mgDraw = (function () {
+  const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2'];
+  const fixed = (x, n) => (x === null || x === undefined ? '–' : Number(x).toFixed(n));
+  const signed = (x, n) => (x === null || x === undefined ? '–' : (x >= 0 ? '+' : '') + Number(x).toFixed(n));
+  const headColour = (h) => PALETTE[h % PALETTE.length];
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else e.setAttribute(k, v);
+    }
+    for (const c of children) e.append(c);
+    return e;
+  }
+
+  // A canvas of css size w x h drawn at the device's pixel ratio.
+  function sizeCanvas(canvas, w, h) {
+    const ratio = window.devicePixelRatio || 1;
+    canvas.width = Math.round(w * ratio);
+    canvas.height = Math.round(h * ratio);
+    canvas.style.width = w + 'px';
+    canvas.style.height = h + 'px';
+    const ctx = canvas.getContext('2d');
+    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+    return ctx;
+  }
+
+  // "Blues" from white (0) to dark blue (1), as the SVG heatmaps of inspect-heads --svg.
+  const BLUES = [[247, 251, 255], [222, 235, 247], [198, 219, 239], [158, 202, 225], [107, 174, 214],
+    [66, 146, 198], [33, 113, 181], [8, 81, 156], [8, 48, 107]];
+  function blues(w) {
+    const x = Math.min(1, Math.max(0, w)) * 8, i = Math.min(7, Math.floor(x)), f = x - i;
+    return BLUES[i].map((c, k) => Math.round(c + f * (BLUES[i + 1][k] - c)));
+  }
+  // A T x T heatmap into an ImageData of one pixel per cell (masked keys grey); W holds the
+  // lower triangle row by row (query t: keys 0..t), as the explorer's data and the server's.
+  function heatmapImage(ctx, T, w) {
+    const image = ctx.createImageData(T, T);
+    let k = 0;
+    for (let t = 0; t < T; t++) {
+      for (let s = 0; s < T; s++) {
+        const p = 4 * (t * T + s);
+        const rgb = s <= t ? blues(w[k++]) : [217, 217, 217];
+        image.data[p] = rgb[0]; image.data[p + 1] = rgb[1]; image.data[p + 2] = rgb[2]; image.data[p + 3] = 255;
+      }
+    }
+    return image;
+  }
+
+  // Red adds to (restores) the answer's side, blue takes away; |value| / scale is the strength.
+  function signedColour(v, scale) {
+    const t = scale > 0 ? Math.min(1, Math.abs(v) / scale) : 0, fade = Math.round(255 * (1 - t));
+    return v >= 0 ? `rgb(255,${fade},${fade})` : `rgb(${fade},${fade},255)`;
+  }
+
+  const SVG = 'http://www.w3.org/2000/svg';
+  function svgEl(tag, attrs, text) {
+    const e = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  // The least and greatest of VALUES, by a loop: Math.min(...values) passes every value as
+  // an argument and overflows the call stack past about 100,000 of them.
+  function extent(values) {
+    let lo = Infinity, hi = -Infinity;
+    for (const v of values) {
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
+    return [lo, hi];
+  }
+  const finitePoint = (p) => Array.isArray(p) && Number.isFinite(p[0]) && Number.isFinite(p[1]);
+
+  // series: [{name, colour, points: [[x, y], ...], dash}]. The step axis is logarithmic when
+  // the steps span more than two decades (early training is where the curves move). A
+  // point that is not two finite numbers is not drawn (mini-gpt embeds none; a page
+  // edited by hand may).
+  function chart(title, series, yLabel, fixedRange) {
+    const W = 400, Hh = 220, m = { l: 44, r: 8, t: 20, b: 30 };
+    series = series.map((s) => ({ ...s, points: (s.points || []).filter(finitePoint) }));
+    const all = series.flatMap((s) => s.points);
+    const svg = svgEl('svg', { width: W, height: Hh + 18 * Math.ceil(series.length / 3), role: 'img', 'aria-label': title });
+    svg.append(svgEl('text', { x: m.l, y: 13, 'font-size': 12, 'font-weight': 'bold' }, `${title} (${yLabel})`));
+    if (!all.length) {
+      svg.append(svgEl('text', { x: m.l, y: 60, 'font-size': 12 }, 'no data'));
+      return svg;
+    }
+    const xs = all.map((p) => p[0]), ys = all.map((p) => p[1]);
+    const [x0, x1] = extent(xs);
+    const log = x0 > 0 && x1 / x0 > 100;
+    const fx = log ? Math.log10 : (x) => x;
+    const [y0, y1] = fixedRange || extent(ys);
+    // Where V lies between LO and HI, 0 to 1 (clamped), in halves: hi - lo overflows to
+    // Infinity for values near +-1e308 and would put NaN into the attributes.
+    const share = (v, lo, hi) => Math.min(1, Math.max(0, (v / 2 - lo / 2) / (hi / 2 - lo / 2 || 1)));
+    const between = (lo, hi, t) => lo * (1 - t) + hi * t;  // never overflows either
+    const sx = (x) => m.l + share(fx(x), fx(x0), fx(x1)) * (W - m.l - m.r);
+    const sy = (y) => Hh - m.b - share(y, y0, y1) * (Hh - m.t - m.b);
+    svg.append(svgEl('rect', { x: m.l, y: m.t, width: W - m.l - m.r, height: Hh - m.t - m.b, fill: 'none', stroke: '#ccc' }));
+    for (let k = 0; k <= 4; k++) {
+      const y = between(y0, y1, k / 4);
+      svg.append(svgEl('text', { x: m.l - 4, y: sy(y) + 4, 'font-size': 10, 'text-anchor': 'end' }, Number(y.toPrecision(3)).toString().slice(0, 6)));
+    }
+    const xTicks = log ? Array.from({ length: Math.floor(Math.log10(x1)) + 1 }, (_, k) => 10 ** k).filter((x) => x >= x0)
+      : [0, 1, 2, 3, 4].map((k) => Math.round(between(x0, x1, k / 4)));
+    for (const x of xTicks) svg.append(svgEl('text', { x: sx(x), y: Hh - m.b + 14, 'font-size': 10, 'text-anchor': 'middle' }, String(x)));
+    svg.append(svgEl('text', { x: W - m.r, y: Hh - 2, 'font-size': 10, 'text-anchor': 'end' }, log ? 'step (log)' : 'step'));
+    series.forEach((s, k) => {
+      if (s.points.length) {
+        svg.append(svgEl('polyline', { fill: 'none', stroke: s.colour, 'stroke-width': 1.5, 'stroke-dasharray': s.dash || '',
+          points: s.points.map((p) => `${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join(' ') }));
+      }
+      const lx = m.l + (k % 3) * 120, ly = Hh + 4 + 18 * Math.floor(k / 3);
+      svg.append(svgEl('rect', { x: lx, y: ly, width: 10, height: 10, fill: s.colour }));
+      svg.append(svgEl('text', { x: lx + 14, y: ly + 9, 'font-size': 10 }, s.name));
+    });
+    return svg;
+  }
+
+  // The per-evaluation head role scores: head_roles is [{layer, head, score: number,
+  // score_by_kind: {kind: number}}] (report/run_curves.cpp keeps only these shapes);
+  // an entry that is not an object, and a value that is not a finite number, is skipped.
+  function roleSeries(evals) {
+    const byScore = new Map();  // score name -> head key -> [[step, value]]
+    for (const e of evals) {
+      if (!e || !Array.isArray(e.head_roles)) continue;
+      for (const x of e.head_roles) {
+        if (!x || typeof x !== 'object' || !Number.isInteger(x.layer) || !Number.isInteger(x.head)) continue;
+        const key = `${x.layer}.${x.head}`;
+        const add = (name, value) => {
+          if (!Number.isFinite(value)) return;
+          if (!byScore.has(name)) byScore.set(name, new Map());
+          const heads = byScore.get(name);
+          if (!heads.has(key)) heads.set(key, []);
+          heads.get(key).push([e.step, value]);
+        };
+        for (const [name, value] of Object.entries(x)) {
+          if (name === 'layer' || name === 'head' || name === 'best_offset') continue;
+          if (typeof value === 'number') add(name, value);
+          else if (value && typeof value === 'object')  // per question kind: answer_finding_by_kind.what
+            for (const [kind, v] of Object.entries(value)) add(`${name}.${kind}`, v);
+        }
+      }
+    }
+    return byScore;
+  }
+
+  // The run's charts (report/run_curves.h's JSON: the loss, the validation loss with FLOOR
+  // when known, probe accuracy per kind, each head's role scores per evaluation) as elements.
+  function runCharts(run, floor) {
+    const box = [];
+    const train = run.train || {};
+    const trainSteps = Array.isArray(train.step) ? train.step : [], trainLoss = Array.isArray(train.loss) ? train.loss : [];
+    const evals = (Array.isArray(run.evals) ? run.evals : []).filter((e) => e && typeof e === 'object');
+    const byKind = (e) => (e.by_kind && typeof e.by_kind === 'object' ? e.by_kind : {});
+    const loss = trainSteps.map((s, i) => [s, trainLoss[i]]);
+    const val = evals.map((e) => [e.step, e.val_loss]);
+    box.push(el('div', { class: 'chart' }, chart('loss', [
+      { name: run.loss_bucket > 1 ? `train (mean of ${run.loss_bucket})` : 'train', colour: '#9ca3af', points: loss },
+      { name: 'validation', colour: '#1f77b4', points: val }].concat(Number.isFinite(floor) && val.length
+      ? [{ name: `floor ${floor.toFixed(4)}`, colour: '#2ca02c', dash: '4 2', points: [[val[0][0], floor], [val[val.length - 1][0], floor]] }]
+      : []), 'nats/symbol')));
+    const kinds = new Set();
+    evals.forEach((e) => Object.keys(byKind(e)).forEach((k) => kinds.add(k)));
+    const acc = [{ name: 'all', colour: '#111', points: evals.map((e) => [e.step, e.probe_accuracy]) }];
+    [...kinds].forEach((k, i) => acc.push({ name: k, colour: PALETTE[(i + 1) % PALETTE.length], dash: '4 2',
+      points: evals.map((e) => [e.step, byKind(e)[k]]) }));
+    box.push(el('div', { class: 'chart' }, chart('probe accuracy', acc, 'share right', [0, 1])));
+    const roles = roleSeries(evals);
+    const rolesBox = el('div', { class: 'chart', id: 'run-roles' });
+    if (!roles.size) {
+      rolesBox.append(el('p', { text: 'head roles over training: metrics.jsonl carries no per-evaluation "head_roles"' }));
+    } else {
+      const select = el('select', { id: 'run-role-select' });
+      for (const name of roles.keys()) select.append(el('option', { value: name, text: name }));
+      const holder = el('div');
+      const draw = () => {
+        const heads = roles.get(select.value);
+        holder.replaceChildren(chart(`head role score: ${select.value}`, [...heads.entries()].map(([key, points], k) => ({
+          name: key, colour: PALETTE[k % PALETTE.length], dash: k >= PALETTE.length ? '4 2' : '', points })), 'score'));
+      };
+      select.addEventListener('change', draw);
+      rolesBox.append(el('label', {}, 'score ', select), holder);
+      draw();
+    }
+    box.push(rolesBox);
+    const total = run.evals_total || evals.length;
+    box.push(el('p', { class: 'hint', text: `${run.dir}/metrics.jsonl: ${run.lines} lines, ${total} evaluations` +
+      (run.eval_stride > 1 ? ` (every ${run.eval_stride}th drawn, and the last)` : '') +
+      (run.skipped ? `, ${run.skipped} lines skipped (not JSON, or no step)` : '') }));
+    return box;
+  }
+
+  return { PALETTE, fixed, signed, headColour, el, sizeCanvas, blues, heatmapImage, signedColour, svgEl, extent, chart,
+    roleSeries, runCharts };
+}());
