@@ -3,6 +3,7 @@
 #include "serve/server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -175,6 +176,12 @@ struct Server::Impl {
   void routes() {
     const size_t workers = static_cast<size_t>(options.workers), queue = static_cast<size_t>(options.queue);
     http.new_task_queue = [workers, queue] { return new BoundedPool(workers, queue); };
+    // SO_REUSEADDR alone: httplib's default, SO_REUSEPORT, would let a second server (or any
+    // process) bind the same port and take its connections; this way a port in use is an error.
+    http.set_socket_options([](socket_t sock) {
+      int yes = 1;
+      ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    });
     http.set_keep_alive_max_count(1);  // a connection per request: an idle one never holds a worker
     http.set_read_timeout(5, 0);
     http.set_write_timeout(5, 0);

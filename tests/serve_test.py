@@ -1,0 +1,336 @@
+#!/usr/bin/python3
+"""`mini-gpt serve` over HTTP (issue 44), against a 30-step run of the default model's shape:
+
+  1. every endpoint's answer is, byte for byte, what `inspect-heads --format json` prints for
+     the same options (patterns, trace, attribution, logit-lens, patch, composition, roles),
+     and /api/next's logits are the logit lens's last stage (to float rounding), its probabilities
+     their softmax at the temperature over the top_k;
+  2. every bad request is answered with its status and a JSON {"error"} (400, 403, 404, 405,
+     413, 429), and the server keeps serving; a query string of kMaxQueryBytes is read, one
+     byte more is refused;
+  3. 200 concurrent requests are each answered 200 or 429, none hangs, and the server serves
+     afterwards;
+  4. the watched run: a line appended to metrics.jsonl is a new evaluation; a replaced
+     latest.safetensors that is truncated, or whose data fails its checksum, leaves the last
+     good model served with the reason given; a good one is loaded;
+  5. a port in use is one line and exit 2; --host other than loopback warns in one line;
+     SIGINT exits 130 and SIGTERM 143, each within a second.
+Prints the bad-request table and the counts.
+Usage: serve_test.py MINI_GPT_BINARY SOURCE_DIR
+"""
+import collections
+import concurrent.futures
+import http.client
+import json
+import math
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+import serve_common  # noqa: E402
+
+MAX_QUERY_BYTES = 8000  # serve/server.h's kMaxQueryBytes
+checks = 0
+
+
+def fail(message):
+    print("FAIL: " + message, flush=True)
+    sys.exit(1)
+
+
+def check(condition, message):
+    global checks
+    if not condition:
+        fail(message)
+    checks += 1
+
+
+def request(port, method, target, headers=None, body=None, timeout=30):
+    """(status, body bytes) of one request on its own connection."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    c.request(method, target, body=body, headers=headers or {})
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    return r.status, data
+
+
+def get(port, path, **params):
+    query = urllib.parse.urlencode(params)
+    return request(port, "GET", path + ("?" + query if query else ""))
+
+
+def cli(binary, *args):
+    r = subprocess.run([binary, "inspect-heads", *args, "--format", "json"], capture_output=True)
+    if r.returncode != 0:
+        fail(f"inspect-heads {' '.join(args)} exited {r.returncode}: {r.stderr.decode().strip()}")
+    return r.stdout
+
+
+def equality(binary, port, checkpoint, probe):
+    """Each mode's JSON from the server against the command line's, byte for byte."""
+    texts = [serve_common.SHOWCASE, "灰鞋子是小马的。灰鞋子是谁的？灰鞋子是小", "小", "红铅笔是小陈的。红铅笔是谁的？"]
+    cases = []  # (mode, query options, command line options)
+    for t in texts:
+        n = len(t)
+        cases.append(("patterns", {"text": t}, ["--text", t, "--probe", probe]))
+        cases.append(("patterns", {"text": t, "position": n - 1}, ["--text", t, "--position", str(n - 1), "--probe", probe]))
+        cases.append(("patterns", {"text": t, "layer": 1, "head": 0}, ["--text", t, "--layer", "1", "--head", "0", "--probe", probe]))
+        for layer in range(4):
+            for head in range(2):
+                for p in sorted({0, n // 2, n - 1}):
+                    cases.append(("trace", {"trace": f"{layer}.{head}", "text": t, "position": p},
+                                  ["--trace", f"{layer}.{head}", "--text", t, "--position", str(p)]))
+        for p in sorted({0, n - 1}):
+            cases.append(("attribution", {"text": t, "position": p}, ["--attribution", "--text", t, "--position", str(p)]))
+            cases.append(("logit-lens", {"text": t, "position": p}, ["--logit-lens", "--text", t, "--position", str(p)]))
+        cases.append(("attribution", {"text": t, "answer": "马", "against": "林"},
+                      ["--attribution", "--text", t, "--answer", "马", "--against", "林"]))
+        cases.append(("logit-lens", {"text": t, "answer": "马", "top": 3}, ["--logit-lens", "--text", t, "--answer", "马", "--top", "3"]))
+    for clean, corrupt in [(serve_common.SHOWCASE, serve_common.SHOWCASE.replace("小马的", "小林的")),
+                           ("灰鞋子是小马的。灰鞋子是谁的？灰鞋子是小", "灰鞋子是小陈的。灰鞋子是谁的？灰鞋子是小")]:
+        cases.append(("patch", {"clean": clean, "corrupt": corrupt}, ["--patch", "--clean", clean, "--corrupt", corrupt]))
+        cases.append(("patch", {"clean": clean, "corrupt": corrupt, "answer": "马", "against": "林"},
+                      ["--patch", "--clean", clean, "--corrupt", corrupt, "--answer", "马", "--against", "林"]))
+    cases.append(("composition", {}, ["--composition"]))
+    cases.append(("roles", {}, ["--roles", "--probe", probe]))
+    per_mode = {}
+    for mode, params, args in cases:
+        status, body = get(port, f"/api/{mode}", **params)
+        check(status == 200, f"/api/{mode} {params}: status {status}: {body[:300]!r}")
+        expected = cli(binary, "--checkpoint", checkpoint, *args)
+        check(body == expected, f"/api/{mode} {params}: {len(body)} bytes differ from inspect-heads' {len(expected)}")
+        per_mode[mode] = per_mode.get(mode, 0) + 1
+    # /api/next: its logits are the logit lens's last stage (the model's output), its
+    # probabilities softmax(logits / temperature) over the top_k.
+    for t in texts:
+        for temperature, top_k in [(1.0, 10), (0.7, 10), (2.0, 5)]:
+            _, lens_body = get(port, "/api/logit-lens", text=t)
+            final = json.loads(lens_body)["stages"][-1]["top"]
+            status, body = get(port, "/api/next", text=t, temperature=temperature, top_k=top_k)
+            check(status == 200, f"/api/next: {status} {body[:200]!r}")
+            nxt = json.loads(body)
+            check([e["symbol"] for e in nxt["top"][:top_k]] == [e["symbol"] for e in final[:top_k]],
+                  f"/api/next on {t!r}: top symbols {[e['symbol'] for e in nxt['top']]} against the lens's {final}")
+            # The lens reads the last stream through ln_f again: the same logits to float rounding.
+            check(all(abs(a["logit"] - b["logit"]) <= 1e-5 * max(1.0, abs(b["logit"])) for a, b in zip(nxt["top"], final[:top_k])),
+                  f"/api/next's logits {nxt['top']} differ from the lens's {final}")
+            z = [math.exp((e["logit"] - nxt["top"][0]["logit"]) / temperature) for e in nxt["top"][:top_k]]
+            for e, w in zip(nxt["top"], z):
+                check(abs(e["probability"] - w / sum(z)) < 1e-6, f"/api/next: probability {e} against {w / sum(z)}")
+            check(all(e["probability"] == 0 for e in nxt["top"][top_k:]), "/api/next: a symbol outside the top_k has probability")
+            per_mode["next"] = per_mode.get("next", 0) + 1
+    return per_mode
+
+
+def bad_requests(port):
+    """Each bad request, its status and a JSON error; returns the table's rows."""
+    long_text = "小" * 65
+    q = lambda **p: "?" + urllib.parse.urlencode(p)  # noqa: E731
+    cases = [
+        ("an option the mode does not read", "GET", "/api/composition" + q(text="小"), {}, None, 400),
+        ("an unknown option", "GET", "/api/patterns" + q(text="小", colour="red"), {}, None, 400),
+        ("an option that names a file: checkpoint", "GET", "/api/patterns" + q(text="小", checkpoint="/etc/passwd"), {}, None, 400),
+        ("an option that names a file: probe", "GET", "/api/roles" + q(probe="/etc/passwd"), {}, None, 400),
+        ("an option that names a file: html", "GET", "/api/patterns" + q(text="小", html="/tmp/x.html"), {}, None, 400),
+        ("an option that names a file: svg", "GET", "/api/patch" + q(clean="小", corrupt="马", svg="/tmp/x.svg"), {}, None, 400),
+        ("an option that names a file: run", "GET", "/api/patterns" + q(text="小", run="/tmp"), {}, None, 400),
+        ("a text longer than block_size", "GET", "/api/patterns" + q(text=long_text), {}, None, 400),
+        ("a symbol outside the vocabulary", "GET", "/api/next" + q(text="小☃"), {}, None, 400),
+        ("an empty text", "GET", "/api/patterns" + q(text=""), {}, None, 400),
+        ("no text", "GET", "/api/attribution", {}, None, 400),
+        ("a position past the text", "GET", "/api/next" + q(text="小马", position=5), {}, None, 400),
+        ("a position that is no integer", "GET", "/api/trace" + q(trace="0.0", text="小马", position="1x"), {}, None, 400),
+        ("a head the model lacks", "GET", "/api/trace" + q(trace="9.9", text="小马", position=1), {}, None, 400),
+        ("an ablation of a head the model lacks", "GET", "/api/next" + q(text="小马", ablate="7.0"), {}, None, 400),
+        ("a negative temperature", "GET", "/api/next" + q(text="小马", temperature=-1), {}, None, 400),
+        ("a temperature of nan", "GET", "/api/next" + q(text="小马", temperature="nan"), {}, None, 400),
+        ("an option given twice", "GET", "/api/patterns?text=%E5%B0%8F&text=%E9%A9%AC", {}, None, 400),
+        ("texts of unequal length to patch", "GET", "/api/patch" + q(clean="小马", corrupt="小"), {}, None, 400),
+        ("invalid UTF-8 in the text", "GET", "/api/patterns?text=%FF%FE", {}, None, 400),
+        ("format other than json", "GET", "/api/patterns" + q(text="小", format="table"), {}, None, 400),
+        ("a Host header of another site (DNS rebinding)", "GET", "/", {"Host": f"evil.example:{port}"}, None, 403),
+        ("a Host header with the wrong port", "GET", "/api/info", {"Host": "127.0.0.1:1"}, None, 403),
+        ("an unknown path", "GET", "/nowhere", {}, None, 404),
+        ("an unknown mode", "GET", "/api/explain", {}, None, 404),
+        ("a path below a mode", "GET", "/api/patterns/x", {}, None, 404),
+        ("POST", "POST", "/api/patterns", {}, b"text=x", 405),
+        ("PUT", "PUT", "/", {}, b"x", 405),
+        ("DELETE", "DELETE", "/api/info", {}, None, 405),
+        ("OPTIONS", "OPTIONS", "/api/next", {}, None, 405),
+        (f"a query string of {MAX_QUERY_BYTES + 1} bytes", "GET", "/api/next?text=" + "a" * (MAX_QUERY_BYTES - 4), {}, None, 413),
+        ("a query string of 16,385 bytes", "GET", "/api/next?text=" + "a" * (16385 - 5), {}, None, 413),
+        ("a body of 1 MB", "POST", "/api/next", {}, b"x" * (1 << 20), 413),
+    ]
+    rows = []
+    for what, method, target, headers, body, expected in cases:
+        try:
+            status, data = request(port, method, target, headers, body)
+        except (ConnectionError, http.client.HTTPException) as e:
+            fail(f"{what}: the connection failed: {e}")
+        check(status == expected, f"{what}: status {status}, expected {expected}: {data[:300]!r}")
+        try:
+            error = json.loads(data)["error"]
+        except (ValueError, KeyError, TypeError):
+            fail(f"{what}: the answer is not JSON {{\"error\": ...}}: {data[:300]!r}")
+        check(isinstance(error, str) and error, f"{what}: an empty error")
+        rows.append((what, status, error))
+        status, _ = get(port, "/api/info")
+        check(status == 200, f"after {what}: the server answers {status}")
+    # A query string of exactly the limit is read (a 400 about its content, not a 413).
+    status, data = request(port, "GET", "/api/next?text=" + "a" * (MAX_QUERY_BYTES - 5))
+    check(len("text=" + "a" * (MAX_QUERY_BYTES - 5)) == MAX_QUERY_BYTES and status == 400 and b"block_size" in data,
+          f"a query of {MAX_QUERY_BYTES} bytes: {status} {data[:200]!r}")
+    rows.append((f"a query string of {MAX_QUERY_BYTES} bytes (read: its text is too long)", status, json.loads(data)["error"]))
+    # Bytes that are no HTTP at all.
+    for garbage in (b"GARBAGE\r\n\r\n", b"GET\r\n\r\n", b"\x00\xff" * 100 + b"\r\n\r\n"):
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        s.sendall(garbage)
+        reply = b""
+        try:
+            while True:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                reply += chunk
+        except socket.timeout:
+            pass
+        s.close()
+        status = int(reply.split(b" ", 2)[1]) if reply.startswith(b"HTTP/1.1 ") else None
+        check(status == 400, f"garbage {garbage[:20]!r}: answered {reply[:100]!r}")
+        rows.append((f"bytes that are no HTTP request ({garbage[:12]!r}...)", status, json.loads(reply.split(b"\r\n\r\n", 1)[1])["error"]))
+    return rows
+
+
+def flood(port, n=200):
+    """N requests at once: each 200 or 429, none hung; the server serves afterwards."""
+    text = serve_common.SHOWCASE
+
+    def one(_):
+        try:
+            return get(port, "/api/patterns", text=text)[0]
+        except Exception as e:  # noqa: BLE001 - any failure is a finding
+            return f"{type(e).__name__}: {e}"
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=n) as pool:
+        statuses = list(pool.map(one, range(n), timeout=120))
+    elapsed = time.monotonic() - started
+    counts = dict(collections.Counter(map(str, statuses)))
+    check(all(s in (200, 429) for s in statuses), f"{n} concurrent requests: {counts}")
+    status, _ = get(port, "/api/patterns", text=text)
+    check(status == 200, f"after {n} concurrent requests the server answers {status}")
+    return counts, elapsed
+
+
+def wait_for(what, condition, timeout=20):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    fail(f"{what}: not within {timeout} s")
+
+
+def watched_run(port, run):
+    """Lines appended to metrics.jsonl; replaced checkpoints, bad and good."""
+    status = lambda: json.loads(get(port, "/api/run")[1])  # noqa: E731
+    before = status()
+    evals = before["curves"]["evals_total"]
+    with open(os.path.join(run, "metrics.jsonl"), "a") as f:
+        f.write(json.dumps({"step": 999, "loss": 1.0, "val_loss": 0.9, "probe_accuracy": 0.5,
+                            "probe_accuracy_by_kind": {"who": 0.5}, "head_roles": [{"layer": 0, "head": 0, "induction": 0.3}]}) + "\n")
+        f.write('{"step": 1000, "loss"')  # a line still being written: not counted yet
+    after = wait_for("the appended evaluation", lambda: (lambda s: s if s["curves"]["evals_total"] == evals + 1 else None)(status()))
+    check(after["curves"]["evals"][-1]["step"] == 999, f"the new evaluation: {after['curves']['evals'][-1]}")
+    generation = after["model"]["generation"]
+    latest = os.path.join(run, "latest.safetensors")
+    good = open(latest, "rb").read()
+    step = json.loads(get(port, "/api/info")[1])["step"]
+
+    def replace(data):
+        tmp = latest + ".new"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, latest)
+    reasons = []
+    for what, data in [("truncated", good[: len(good) // 2]),
+                       ("a bad checksum", good[:-100] + bytes(b ^ 0x55 for b in good[-100:]))]:
+        replace(data)
+        s = wait_for(f"the {what} checkpoint's reason", lambda: (lambda s: s if s["model"]["reload_error"] else None)(status()))
+        info = json.loads(get(port, "/api/info")[1])
+        check(info["step"] == step and info["generation"] == generation,
+              f"after a {what} checkpoint the server serves step {info['step']} generation {info['generation']}")
+        check(get(port, "/api/next", text="小")[0] == 200, f"after a {what} checkpoint the server does not compute")
+        reasons.append((what, s["model"]["reload_error"]))
+        # The reason is cleared only by a good load: wait for the stamp to differ before the next.
+        time.sleep(0.05)
+    replace(good)
+    s = wait_for("the good checkpoint's load", lambda: (lambda s: s if s["model"]["generation"] == generation + 1 else None)(status()))
+    check(s["model"]["reload_error"] == "", f"after a good checkpoint: {s['model']}")
+    return reasons
+
+
+def main():
+    binary, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    work = tempfile.mkdtemp(prefix="mini-gpt-serve-")
+    try:
+        run = serve_common.train_run(binary, source, os.path.join(work, "run"))
+        checkpoint = os.path.join(run, "best.safetensors")
+        probe = os.path.join(source, "data", "probe.jsonl")
+        served = serve_common.Served(binary, "--checkpoint", checkpoint, "--probe", probe, "--run", run,
+                                     "--threads", "2", "--queue", "4")
+        port = served.port
+        check(served.url == f"http://127.0.0.1:{port}", f"the address printed: {served.first_line!r}")
+        status, page = get(port, "/")
+        check(status == 200 and b"mini-gpt live" in page and b"http://" not in page.replace(b"http://www.w3.org", b""),
+              "the page: 200, and nothing fetched from another address")
+
+        per_mode = equality(binary, port, checkpoint, probe)
+        print("endpoint equality, checks per mode: " + ", ".join(f"{m} {n}" for m, n in sorted(per_mode.items())) +
+              f" ({sum(per_mode.values())} in all)", flush=True)
+
+        rows = bad_requests(port)
+        print("bad requests (status, the error the server gave):")
+        for what, status, error in rows:
+            print(f"  {status}  {what}: {error[:110]}")
+        counts, elapsed = flood(port)
+        print(f"200 concurrent requests (2 threads, a queue of 4): {counts} in {elapsed:.1f} s; the server served afterwards")
+        check(counts.get("429", 0) > 0, f"no request was refused 429 when 200 came at once: {counts}")
+
+        for what, reason in watched_run(port, run):
+            print(f"replaced checkpoint, {what}: {reason}")
+
+        # A port in use: one line, exit 2.
+        r = subprocess.run([binary, "serve", "--checkpoint", checkpoint, "--port", str(port)], capture_output=True,
+                           text=True, timeout=120)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 2 and len(lines) == 1 and lines[0].startswith("mini-gpt: error: cannot listen on"),
+              f"a port in use: exit {r.returncode}, stderr {r.stderr!r}")
+        print(f"port in use: exit {r.returncode}: {lines[0]}")
+
+        status, elapsed_term, out, err = served.stop(signal.SIGTERM)
+        check(status == 143 and elapsed_term < 1.0, f"SIGTERM: exit {status} after {elapsed_term:.2f} s; {err!r}")
+        # Any host but loopback: one warning line; SIGINT stops it.
+        other = serve_common.Served(binary, "--checkpoint", checkpoint, "--host", "0.0.0.0")
+        check(get(other.port, "/api/info")[0] == 200, "bound to 0.0.0.0, a request with Host 127.0.0.1:PORT is served")
+        status, elapsed_int, out, err = other.stop(signal.SIGINT)
+        warnings = [l for l in err.splitlines() if l]
+        check(status == 130 and elapsed_int < 1.0, f"SIGINT: exit {status} after {elapsed_int:.2f} s")
+        check(len(warnings) == 1 and "warning" in warnings[0] and "anyone" in warnings[0], f"--host 0.0.0.0: stderr {err!r}")
+        print(f"SIGTERM: exit 143 after {elapsed_term:.2f} s; SIGINT: exit 130 after {elapsed_int:.2f} s; "
+              f"--host 0.0.0.0: {warnings[0]}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"serve_test: {checks} checks passed")
+
+
+if __name__ == "__main__":
+    main()
