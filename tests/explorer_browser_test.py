@@ -30,6 +30,9 @@ import sys
 import tempfile
 import time
 
+from test_checks import check, fail, require_browser, start_browser
+import test_checks
+
 # The target for the 8 x 8, 256-symbol page is 2 s to "ready"; this test measures it and
 # prints it against that target. It fails only when even the best of three loads takes
 # FREEZE_LIMIT_MS, a page that froze: a timed assertion at the target itself would fail on
@@ -37,37 +40,12 @@ import time
 TARGET_MS = 2000.0
 FREEZE_LIMIT_MS = 10000.0
 QUESTION = "红铅笔是小陈的。灰鞋子是小马的。黄雨伞是小林的。灰鞋子是谁的？灰鞋子是小"
-checks = 0
 
 
-def fail(message):
-    print("FAIL: " + message, flush=True)
-    sys.exit(1)
 
 
-def check(condition, message):
-    global checks
-    if not condition:
-        fail(message)
-    checks += 1
 
 
-def require_browser():
-    """Every piece the test needs, or a failure naming the Debian package that is missing."""
-    missing = []
-    if not shutil.which("chromium"):
-        missing.append("chromium")
-    if not shutil.which("chromedriver"):
-        missing.append("chromium-driver")
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        missing.append("python3-selenium")
-    if not os.path.exists("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"):
-        missing.append("fonts-noto-cjk")
-    if missing:
-        fail("the browser test needs the Debian packages " + " ".join(missing) +
-             " (install them with: bash scripts/setup.sh, or apt-get install " + " ".join(missing) + ")")
 
 
 def run(binary, *args):
@@ -78,16 +56,6 @@ def run(binary, *args):
     return r.stdout, time.monotonic() - started
 
 
-def start_browser():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--window-size=1280,800", "--hide-scrollbars"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 
 
 def open_page(driver, path, what):
@@ -392,7 +360,7 @@ def main():
         print(f"load target {TARGET_MS:.0f} ms: median {median:.0f} ms, best {best:.0f} ms "
               f"({'within' if best < TARGET_MS else 'OVER'} the target at best of 3; load average "
               f"{os.getloadavg()[0]:.1f})")
-        print(f"explorer_browser_test: {checks} checks passed")
+        print(f"explorer_browser_test: {test_checks.passed} checks passed")
     finally:
         if driver is not None:
             driver.quit()

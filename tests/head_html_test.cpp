@@ -132,11 +132,14 @@ TEST(HeadHtmlRules, DataCannotEndItsScriptEarly) {
   const std::string page = explorer_html(data);
   size_t count = 0;
   for (size_t at = page.find("</script>"); at != std::string::npos; at = page.find("</script>", at + 1)) ++count;
-  EXPECT_EQ(count, 2u);  // the data's own and the script's own
+  EXPECT_EQ(count, 3u);  // the data's own, the shared drawing code's (report/page/draw.js) and the script's own
   EXPECT_NE(page.find(R"(\u003c/script>\u003cscript>alert(1)\u003c/script>)"), std::string::npos);
   EXPECT_EQ(page.find("@EXPLORER_DATA@"), std::string::npos);
   EXPECT_EQ(page.find("/*@EXPLORER_JS@*/"), std::string::npos);
   EXPECT_EQ(page.find("/*@EXPLORER_CSS@*/"), std::string::npos);
+  EXPECT_EQ(page.find("/*@PAGE_JS@*/"), std::string::npos);
+  EXPECT_EQ(page.find("/*@PAGE_CSS@*/"), std::string::npos);
+  EXPECT_NE(page.find("const mgDraw"), std::string::npos);
   EXPECT_NE(page.find("document.body.dataset.ready"), std::string::npos);
 }
 

@@ -32,51 +32,19 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 import serve_common  # noqa: E402
+import test_checks  # noqa: E402
+from test_checks import check, fail, require_browser, start_browser  # noqa: E402
 
 TARGET_MS = 200.0
 NEW_SENTENCE = "灰鞋子是小马的。黄雨伞是小林的。灰鞋子是谁的？灰鞋子是小"
-checks = 0
 
 
-def fail(message):
-    print("FAIL: " + message, flush=True)
-    sys.exit(1)
 
 
-def check(condition, message):
-    global checks
-    if not condition:
-        fail(message)
-    checks += 1
 
 
-def require_browser():
-    missing = []
-    if not shutil.which("chromium"):
-        missing.append("chromium")
-    if not shutil.which("chromedriver"):
-        missing.append("chromium-driver")
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        missing.append("python3-selenium")
-    if not os.path.exists("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"):
-        missing.append("fonts-noto-cjk")
-    if missing:
-        fail("the browser test needs the Debian packages " + " ".join(missing) +
-             " (install them with: bash scripts/setup.sh --tests, or apt-get install " + " ".join(missing) + ")")
 
 
-def start_browser():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--window-size=1280,900", "--hide-scrollbars"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 
 
 def cli_json(binary, *args):
@@ -132,7 +100,7 @@ def main():
         checkpoint = os.path.join(run, "best.safetensors")
         probe = os.path.join(source, "data", "probe.jsonl")
         served = serve_common.Served(binary, "--checkpoint", checkpoint, "--probe", probe, "--run", run)
-        driver = start_browser()
+        driver = start_browser("1280,900")
         from selenium.webdriver.support.ui import WebDriverWait
         driver.get(served.url + "/")
         WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
@@ -240,7 +208,7 @@ def main():
         if served:
             served.stop(signal.SIGTERM)
         shutil.rmtree(work, ignore_errors=True)
-    print(f"serve_browser_test: {checks} checks passed")
+    print(f"serve_browser_test: {test_checks.passed} checks passed")
 
 
 if __name__ == "__main__":

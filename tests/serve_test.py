@@ -35,21 +35,14 @@ import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 import serve_common  # noqa: E402
+import test_checks  # noqa: E402
+from test_checks import check, fail  # noqa: E402
 
 MAX_QUERY_BYTES = 8000  # serve/server.h's kMaxQueryBytes
-checks = 0
 
 
-def fail(message):
-    print("FAIL: " + message, flush=True)
-    sys.exit(1)
 
 
-def check(condition, message):
-    global checks
-    if not condition:
-        fail(message)
-    checks += 1
 
 
 def request(port, method, target, headers=None, body=None, timeout=30):
@@ -329,7 +322,7 @@ def main():
               f"--host 0.0.0.0: {warnings[0]}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"serve_test: {checks} checks passed")
+    print(f"serve_test: {test_checks.passed} checks passed")
 
 
 if __name__ == "__main__":
