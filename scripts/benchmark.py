@@ -8,6 +8,7 @@
     python3 scripts/benchmark.py --rounds 1 --train-steps 5 --warmup 2 --sample-tokens 8 --profile-steps 3 --reference-steps 1
     python3 scripts/benchmark.py --busy 2 --rounds 2   # on a busy machine: scripts/benchmark_busy.py
     python3 scripts/benchmark.py --nanogpt PATH --text FILE   # against nanoGPT: scripts/benchmark_nanogpt.py
+    python3 scripts/benchmark.py --serve [--checkpoint CKPT]   # mini-gpt serve's recompute: scripts/benchmark_serve.py
 
 Each round runs, one after the other: mini-gpt training on configs/default.json shapes
 (batch 32, T 64); train-bench of the PyTorch reference, scripts/torch_reference.py, on the
@@ -66,6 +67,7 @@ import tempfile
 
 import benchmark_busy
 import benchmark_nanogpt
+import benchmark_serve
 import script_io
 from bench_common import (ROOT, fair_env, kernels_report, last_json, numpy_peak, openblas_choice, ours_train,
                           print_machine, ratio_spread, run, spread, spread_1, torch_available, torch_train,
@@ -142,6 +144,10 @@ def main():
     busy.add_argument("--checkpoint", help="the model of the small commands (default: the one --busy trains)")
     busy.add_argument("--small-repeats", type=int, metavar="N",
                       help="runs of each small command per round and thread count, in ABBA order (default 8)")
+    serve = parser.add_argument_group("mini-gpt serve's recompute (scripts/benchmark_serve.py)")
+    serve.add_argument("--serve", action="store_true", help="time the live page's recompute for a 64-symbol text on "
+                       "the server (with --checkpoint, of that model; else of a 30-step one trained here)")
+    serve.add_argument("--repeats", type=script_io.int_in(1, 10000), default=30, help="recomputes timed by --serve")
     nano = parser.add_argument_group("nanoGPT's CPU recipe side by side (scripts/benchmark_nanogpt.py)")
     nano.add_argument("--nanogpt", metavar="PATH", help="a nanoGPT checkout (never written to): run its README "
                       "CPU recipe and configs/shakespeare.json for its wall time, at --threads each")
@@ -151,8 +157,8 @@ def main():
     args = parser.parse_args()
     if args.busy is not None and args.nanogpt is not None:
         raise script_io.ScriptError("--busy and --nanogpt are two different runs; give one", 2)
-    if (args.checkpoint is not None) and args.busy is None:
-        raise script_io.ScriptError("--checkpoint is for --busy's small commands", 2)
+    if (args.checkpoint is not None) and args.busy is None and not args.serve:
+        raise script_io.ScriptError("--checkpoint is for --busy's small commands and --serve", 2)
     if args.small_repeats is not None and args.busy is None:
         raise script_io.ScriptError("--small-repeats is for --busy's small commands", 2)
     if args.small_repeats is None:
@@ -164,6 +170,8 @@ def main():
         raise script_io.ScriptError(f"{args.binary} not found; run scripts/build.sh first", 2)
     if args.nanogpt is not None:
         return benchmark_nanogpt.compare(args)
+    if args.serve:
+        return benchmark_serve.serve_table(args)
     with_torch = torch_available() and os.path.exists(args.reference)
     if not with_torch:
         print("benchmark: PyTorch side skipped (/usr/bin/python3 cannot import torch, or no reference at "
