@@ -1,16 +1,42 @@
 #!/usr/bin/python3
-"""A PNG of a head explorer page as headless Chromium shows it at 1280 x 800.
+"""A PNG of a head explorer page, or of `mini-gpt serve`'s live page, as headless Chromium shows it at 1280 x 800.
 
     /usr/bin/python3 scripts/screenshot_explorer.py PAGE.html OUT.png [--query P] [--head L.H]
+    /usr/bin/python3 scripts/screenshot_explorer.py http://127.0.0.1:PORT/ OUT.png [--head L.H] [--ablate L.H] [--patch P=S]
 
-Opens the page from disk, waits for its ready marker and its thumbnails, optionally pins
-query position P and opens head L.H, then saves the window (the README's data/explorer.png
-is made this way). Needs Debian's chromium, chromium-driver and python3-selenium.
+Opens the page from disk (or the live page from a running `mini-gpt serve`), waits for its
+ready marker and its thumbnails, optionally pins query position P and opens head L.H (on the
+live page: ablates head L.H by its button, and patches position P with symbol S), then saves
+the window (the README's data/explorer.png and data/serve.png are made this way). Needs
+Debian's chromium, chromium-driver and python3-selenium.
 """
 import os
 import time
 
 import script_io
+
+
+def live_page(driver, args):
+    """The live page of `mini-gpt serve`: ready, then each click waited for until drawn."""
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+    updates = lambda: driver.execute_script("return Number(document.body.dataset.updates || 0)")  # noqa: E731
+
+    def after(action):
+        before = updates()
+        action()
+        WebDriverWait(driver, 60).until(lambda d: updates() > before)
+    driver.get(args.page)
+    WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
+    if args.head:
+        layer, head = args.head.split(".")
+        after(lambda: driver.find_element("id", f"heat-{layer}-{head}").click())
+    if args.ablate:
+        layer, head = args.ablate.split(".")
+        after(lambda: driver.find_element("id", f"ablate-{layer}-{head}").click())
+    if args.patch:
+        position, symbol = args.patch.split("=", 1)
+        after(lambda: Select(driver.find_element("id", "patch-position")).select_by_value(position))
+        after(lambda: Select(driver.find_element("id", "patch-symbol")).select_by_value(symbol))
 
 
 def main():
@@ -19,10 +45,14 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--query", type=int, help="pin this query position")
     parser.add_argument("--head", help="open this head, L.H")
+    parser.add_argument("--ablate", help="live page: ablate this head, L.H")
+    parser.add_argument("--patch", help="live page: replace the symbol at position P with S, P=S")
     parser.add_argument("--width", type=script_io.int_in(100, 8000), default=1280)
     parser.add_argument("--height", type=script_io.int_in(100, 8000), default=800)
     args = parser.parse_args()
-    script_io.read_text(args.page, "page", 256 << 20)  # a regular file of UTF-8 text, or one line saying why
+    live = args.page.startswith("http://")
+    if not live:
+        script_io.read_text(args.page, "page", 256 << 20)  # a regular file of UTF-8 text, or one line saying why
     script_io.check_output_path(args.out)
 
     from selenium import webdriver
@@ -37,9 +67,12 @@ def main():
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
     try:
         driver.set_window_size(args.width, args.height)
-        driver.get("file://" + os.path.abspath(args.page))
-        WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.gridDrawn === '1'"))
-        if args.head:
+        if live:
+            live_page(driver, args)
+        else:
+            driver.get("file://" + os.path.abspath(args.page))
+            WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.gridDrawn === '1'"))
+        if args.head and not live:
             layer, head = args.head.split(".")
             driver.find_element("id", f"cell-{layer}-{head}").click()
         if args.query is not None:
