@@ -6,8 +6,9 @@ is planted alone and the check must exit 1 with a line naming the file, the line
     python3 tests/check_layers_test.py SOURCE_DIR   # another checkout's
 
 The kinds (docs/development.md, "Code layout"): interp including train/ (the two never include
-each other: only cli joins them), train including interp/, and interp including nlohmann/json
-(interp returns structs; their JSON is report's). The untouched copy must pass, so that a
+each other: only cli joins them), train including interp/, serve including train/ and train
+including serve/ (a run is followed by reading its files, serve/run_watch), and interp
+including nlohmann/json (interp returns structs; their JSON is report's). The untouched copy must pass, so that a
 refusal is the planted line's and not the tree's.
 """
 
@@ -27,6 +28,12 @@ PLANTS = [
      "model_spec, nn, optim, tensor)"),
     ("train includes interp/", "train/evaluation.cpp", '#include "interp/roles.h"',
      "src/train/evaluation.cpp:{line}: train includes interp/ (allowed: autograd, core, data, distributed, "
+     "inference, io, kernels, model_spec, nn, optim, tensor)"),
+    ("serve includes train/", "serve/run_watch.cpp", '#include "train/train.h"',
+     "src/serve/run_watch.cpp:{line}: serve includes train/ (allowed: autograd, core, data, inference, interp, io, "
+     "kernels, model_spec, nn, optim, report, tensor)"),
+    ("train includes serve/", "train/train.cpp", '#include "serve/run_watch.h"',
+     "src/train/train.cpp:{line}: train includes serve/ (allowed: autograd, core, data, distributed, "
      "inference, io, kernels, model_spec, nn, optim, tensor)"),
     ("interp includes nlohmann/json", "interp/trace.h", "#include <nlohmann/json.hpp>",
      "src/interp/trace.h:{line}: interp includes <nlohmann/json.hpp> (interp returns structs and never text; "
