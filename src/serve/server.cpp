@@ -186,8 +186,7 @@ struct Server::Impl {
     http.set_read_timeout(5, 0);
     http.set_write_timeout(5, 0);
     http.set_payload_max_length(kMaxQueryBytes);  // a GET has no body; a larger one is refused (413)
-    http.set_default_headers({{"Cache-Control", "no-store"}, {"X-Content-Type-Options", "nosniff"},
-                              {"Connection", "close"}});
+    http.set_default_headers({{"Cache-Control", "no-store"}, {"X-Content-Type-Options", "nosniff"}});
 
     http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       if (t_refusing) {
