@@ -65,3 +65,4 @@ if [ -f "$run/heads.html" ]; then
   echo "the head explorer: $PWD/$run/heads.html"
   echo "open it with: python3 -m webbrowser file://$PWD/$run/heads.html"
 fi
+echo "live, on any text you type: ./build/mini-gpt serve --checkpoint $run/best.safetensors (then open http://127.0.0.1:8000/)"
