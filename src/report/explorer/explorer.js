@@ -11,8 +11,8 @@
   const data = JSON.parse(document.getElementById('explorer-data').textContent);
   performance.mark('explorer-parsed');
   const L = data.model.n_layer, H = data.model.n_head, T = data.tokens.length;
-  const CELL = 26, STRIP_ROW = 18;
-  const { PALETTE, fixed, signed, headColour, el, sizeCanvas, heatmapImage, signedColour, svgEl, runCharts } = mgDraw;
+  const { CELL, STRIP_ROW, PALETTE, drawStripRow, fixed, signed, headColour, el, sizeCanvas, heatmapImage, signedColour, svgEl,
+    runCharts, drawPatchingStreams } = mgDraw;
   const $ = (id) => document.getElementById(id);
   const state = { layer: 0, query: T - 1, pinned: T - 1, head: { layer: 0, head: 0 }, tracePosition: T - 1 };
 
@@ -114,17 +114,7 @@
     }
     const ctx = sizeCanvas($('strips'), T * CELL, H * STRIP_ROW);
     const t = state.query;
-    for (let h = 0; h < H; h++) {
-      const y = h * STRIP_ROW;
-      ctx.fillStyle = headColour(h);
-      for (let s = 0; s <= t; s++) {
-        ctx.globalAlpha = Math.max(0.03, weight(state.layer, h, t, s));
-        ctx.fillRect(s * CELL + 1, y + 1, CELL - 2, STRIP_ROW - 2);
-      }
-      ctx.globalAlpha = 1;
-      ctx.fillStyle = '#ececec';
-      for (let s = t + 1; s < T; s++) ctx.fillRect(s * CELL + 1, y + 1, CELL - 2, STRIP_ROW - 2);
-    }
+    for (let h = 0; h < H; h++) drawStripRow(ctx, h * STRIP_ROW, headColour(h), (s) => weight(state.layer, h, t, s), t, T);
     ctx.strokeStyle = '#d97706';
     ctx.lineWidth = 2;
     ctx.strokeRect(t * CELL + 1, 1, CELL - 2, H * STRIP_ROW - 2);
@@ -495,19 +485,8 @@
     $('patching-note').textContent = `the corrupted partner ${p.corrupt} ; logit difference ${p.answer} − ${p.against}: ` +
       `clean ${fixed(p.clean, 4)}, corrupt ${fixed(p.corrupt_difference, 4)}; each square the fraction restored, ` +
       '(patched − corrupt) / (clean − corrupt), with the clean stream entering that layer at that position';
-    const left = 56, top = 22;  // room for the layer names and the clean text's symbols
-    const canvas = $('patching-canvas'), ctx = sizeCanvas(canvas, left + T * CELL, top + L * STRIP_ROW);
-    ctx.font = '13px sans-serif';
-    ctx.fillStyle = '#1a1a1a';
-    ctx.textAlign = 'center';
-    for (let t = 0; t < T; t++) ctx.fillText(label(t), left + (t + 0.5) * CELL, 15);
-    ctx.textAlign = 'right';
-    for (let l = 0; l < L; l++) ctx.fillText(`layer ${l}`, left - 6, top + (l + 0.7) * STRIP_ROW);
-    for (let l = 0; l < L; l++)
-      for (let t = 0; t < T; t++) {
-        ctx.fillStyle = signedColour(p.streams[l][t], 1);
-        ctx.fillRect(left + t * CELL + 1, top + l * STRIP_ROW + 1, CELL - 2, STRIP_ROW - 2);
-      }
+    const canvas = $('patching-canvas');
+    const { left, top } = drawPatchingStreams(canvas, Array.from({ length: T }, (_, t) => label(t)), p.streams);
     canvas.addEventListener('mousemove', (e) => {
       const r = canvas.getBoundingClientRect();
       const t = Math.floor((e.clientX - r.left - left) / CELL), l = Math.floor((e.clientY - r.top - top) / STRIP_ROW);

@@ -5,6 +5,7 @@
 'use strict';
 
 const mgDraw = (function () {
+  const CELL = 26, STRIP_ROW = 18;  // one symbol's column and one head's row of the strips, CSS pixels
   const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2'];
   const fixed = (x, n) => (x === null || x === undefined ? '–' : Number(x).toFixed(n));
   const signed = (x, n) => (x === null || x === undefined ? '–' : (x >= 0 ? '+' : '') + Number(x).toFixed(n));
@@ -54,10 +55,43 @@ const mgDraw = (function () {
     return image;
   }
 
+  // One head's row of the strips at height Y: the weight WEIGHT(s) query T gives each key s
+  // as the opacity of COLOUR, the masked keys after T grey, across N symbols.
+  function drawStripRow(ctx, y, colour, weight, t, n) {
+    ctx.fillStyle = colour;
+    for (let s = 0; s <= t; s++) {
+      ctx.globalAlpha = Math.max(0.03, weight(s));
+      ctx.fillRect(s * CELL + 1, y + 1, CELL - 2, STRIP_ROW - 2);
+    }
+    ctx.globalAlpha = 1;
+    ctx.fillStyle = '#ececec';
+    for (let s = t + 1; s < n; s++) ctx.fillRect(s * CELL + 1, y + 1, CELL - 2, STRIP_ROW - 2);
+  }
+
   // Red adds to (restores) the answer's side, blue takes away; |value| / scale is the strength.
   function signedColour(v, scale) {
     const t = scale > 0 ? Math.min(1, Math.abs(v) / scale) : 0, fade = Math.round(255 * (1 - t));
     return v >= 0 ? `rgb(255,${fade},${fade})` : `rgb(${fade},${fade},255)`;
+  }
+
+  // Activation patching's stream sweep on CANVAS: a row per layer, a column per symbol of
+  // LABELS, each square STREAMS[l][t] (the share restored) on the signed scale; the symbols
+  // above, the layer names to the left. Returns the grid's offset, for reading a hover.
+  function drawPatchingStreams(canvas, labels, streams) {
+    const left = 56, top = 22, T = labels.length, L = streams.length;  // room for the layer names and the symbols
+    const ctx = sizeCanvas(canvas, left + T * CELL, top + L * STRIP_ROW);
+    ctx.font = '13px sans-serif';
+    ctx.fillStyle = '#1a1a1a';
+    ctx.textAlign = 'center';
+    for (let t = 0; t < T; t++) ctx.fillText(labels[t], left + (t + 0.5) * CELL, 15);
+    ctx.textAlign = 'right';
+    for (let l = 0; l < L; l++) ctx.fillText(`layer ${l}`, left - 6, top + (l + 0.7) * STRIP_ROW);
+    for (let l = 0; l < L; l++)
+      for (let t = 0; t < T; t++) {
+        ctx.fillStyle = signedColour(streams[l][t], 1);
+        ctx.fillRect(left + t * CELL + 1, top + l * STRIP_ROW + 1, CELL - 2, STRIP_ROW - 2);
+      }
+    return { left, top };
   }
 
   const SVG = 'http://www.w3.org/2000/svg';
@@ -199,6 +233,6 @@ const mgDraw = (function () {
     return box;
   }
 
-  return { PALETTE, fixed, signed, headColour, el, sizeCanvas, blues, heatmapImage, signedColour, svgEl, extent, chart,
-    roleSeries, runCharts };
+  return { CELL, STRIP_ROW, PALETTE, drawStripRow, fixed, signed, headColour, el, sizeCanvas, blues, heatmapImage, signedColour, svgEl, extent, chart,
+    roleSeries, runCharts, drawPatchingStreams };
 }());

@@ -7,9 +7,10 @@
 'use strict';
 
 (function () {
-  const { fixed, signed, headColour, el, sizeCanvas, heatmapImage, signedColour, runCharts } = mgDraw;
+  const { CELL, STRIP_ROW, drawStripRow, fixed, signed, headColour, el, sizeCanvas, heatmapImage, signedColour, runCharts,
+    drawPatchingStreams } = mgDraw;
   const $ = (id) => document.getElementById(id);
-  const CELL = 26, STRIP_ROW = 18, DEBOUNCE_MS = 40, TOP = 10;
+  const DEBOUNCE_MS = 40;
   let info = null, vocab = new Set(), L = 0, H = 0;
   const state = {
     tokens: [], query: 0, head: { layer: 0, head: 0 }, ablated: new Set(), patch: null,
@@ -144,15 +145,8 @@
     const ctx = sizeCanvas($('strips'), T * CELL, L * H * STRIP_ROW);
     for (let l = 0; l < L; l++)
       for (let h = 0; h < H; h++) {
-        const y = (l * H + h) * STRIP_ROW, row = weightRow(l, h, t);
-        ctx.fillStyle = headColour(h);
-        for (let s = 0; s <= t; s++) {
-          ctx.globalAlpha = Math.max(0.03, row[s]);
-          ctx.fillRect(s * CELL + 1, y + 1, CELL - 2, STRIP_ROW - 2);
-        }
-        ctx.globalAlpha = 1;
-        ctx.fillStyle = '#ececec';
-        for (let s = t + 1; s < T; s++) ctx.fillRect(s * CELL + 1, y + 1, CELL - 2, STRIP_ROW - 2);
+        const row = weightRow(l, h, t);
+        drawStripRow(ctx, (l * H + h) * STRIP_ROW, headColour(h), (s) => row[s], t, T);
       }
   }
 
@@ -308,23 +302,9 @@
       $('patch-heads').replaceChildren();
       return;
     }
-    const T = p.clean_tokens.length, left = 56, top = 22;
     $('patch-note').textContent = `clean “${p.clean_tokens.join('')}”, corrupt “${p.corrupt_tokens.join('')}”; logit(${p.answer}) − logit(${p.against}): ` +
       `clean ${fixed(p.clean, 4)}, corrupt ${fixed(p.corrupt, 4)}; each value the share restored, (patched − corrupt) / (clean − corrupt)`;
-    const ctx = sizeCanvas($('patch-canvas'), left + T * CELL, top + L * STRIP_ROW);
-    ctx.font = '13px sans-serif';
-    ctx.fillStyle = '#1a1a1a';
-    ctx.textAlign = 'center';
-    for (let t = 0; t < T; t++) ctx.fillText(p.clean_tokens[t], left + (t + 0.5) * CELL, 15);
-    ctx.textAlign = 'right';
-    for (let l = 0; l < L; l++) {
-      ctx.fillStyle = '#1a1a1a';
-      ctx.fillText(`layer ${l}`, left - 6, top + (l + 0.7) * STRIP_ROW);
-      for (let t = 0; t < T; t++) {
-        ctx.fillStyle = signedColour(p.streams[l][t], 1);
-        ctx.fillRect(left + t * CELL + 1, top + l * STRIP_ROW + 1, CELL - 2, STRIP_ROW - 2);
-      }
-    }
+    drawPatchingStreams($('patch-canvas'), p.clean_tokens, p.streams);
     // Each head: its whole output restored, and per position (the largest three).
     const table = el('table', { class: 'numbers', id: 'patch-table' }, el('tr', {}, el('th', { class: 'sym', text: 'head' }),
       el('th', { text: 'restored' }), el('th', { class: 'sym', text: 'by position (largest)' })));
