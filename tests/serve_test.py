@@ -254,17 +254,19 @@ def watched_run(port, run):
             f.write(data)
         os.replace(tmp, latest)
     reasons = []
-    for what, data in [("truncated", good[: len(good) // 2]),
-                       ("a bad checksum", good[:-100] + bytes(b ^ 0x55 for b in good[-100:]))]:
+    previous = ""
+    for what, data, said in [("truncated", good[: len(good) // 2], "truncated"),
+                             ("a bad checksum", good[:-100] + bytes(b ^ 0x55 for b in good[-100:]), "checksum")]:
         replace(data)
-        s = wait_for(f"the {what} checkpoint's reason", lambda: (lambda s: s if s["model"]["reload_error"] else None)(status()))
+        s = wait_for(f"the {what} checkpoint's reason",
+                     lambda: (lambda s: s if s["model"]["reload_error"] not in ("", previous) else None)(status()))
+        previous = s["model"]["reload_error"]
+        check(said in previous and "still serving step" in previous, f"the {what} checkpoint's reason: {previous}")
         info = json.loads(get(port, "/api/info")[1])
         check(info["step"] == step and info["generation"] == generation,
               f"after a {what} checkpoint the server serves step {info['step']} generation {info['generation']}")
         check(get(port, "/api/next", text="小")[0] == 200, f"after a {what} checkpoint the server does not compute")
-        reasons.append((what, s["model"]["reload_error"]))
-        # The reason is cleared only by a good load: wait for the stamp to differ before the next.
-        time.sleep(0.05)
+        reasons.append((what, previous))
     replace(good)
     s = wait_for("the good checkpoint's load", lambda: (lambda s: s if s["model"]["generation"] == generation + 1 else None)(status()))
     check(s["model"]["reload_error"] == "", f"after a good checkpoint: {s['model']}")
