@@ -16,6 +16,7 @@
 #include "cli/head_logging.h"
 #include "core/error.h"
 #include "distributed/communicator.h"
+#include "io/atomic_file.h"
 #include "io/config.h"
 #include "io/floor_record.h"
 #include "train/train.h"
@@ -32,7 +33,10 @@ std::atomic<int> g_stop_signal{0};  // the signal that asked to stop: SIGINT, SI
 // A second signal ends the process at once (a run stuck before its first step, or a user
 // who will not wait for the step), with the same status and latest.safetensors as it was.
 extern "C" void on_sigint(int signal_number) {
-  if (g_stop_requested.load()) _exit(128 + signal_number);
+  if (g_stop_requested.load()) {
+    remove_pending_temporary();  // a checkpoint half written: its temporary goes
+    _exit(128 + signal_number);
+  }
   int none = 0;
   g_stop_signal.compare_exchange_strong(none, signal_number);
   g_stop_requested.store(true);
@@ -47,6 +51,7 @@ size_t g_terminated_length = 0;
 extern "C" void on_sigterm(int) {
   const ssize_t written = ::write(STDERR_FILENO, g_terminated_message, g_terminated_length);
   (void)written;
+  remove_pending_temporary();
   _exit(128 + SIGTERM);
 }
 

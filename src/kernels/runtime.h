@@ -34,8 +34,8 @@ int free_cores();
 // set neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT (libgomp's own default, 300,000 spins,
 // is milliseconds: on a busy machine the spinning holds a core that the team's preempted
 // member needs, and training ran at a fifth of its speed beside one busy process).
-// Measured in docs/performance.md ("Busy machines"). libgomp reads it once, as it loads:
-// the command line sets it and starts the program again (cli/main.cpp).
+// Measured in docs/performance.md ("Busy machines"). libgomp reads it once, as it loads,
+// through getenv: the executable answers that call itself (cli/openmp_spin.cpp).
 inline constexpr const char* kGompSpinCount = "3000";
 
 }  // namespace mg
