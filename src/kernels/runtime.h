@@ -20,9 +20,11 @@ std::string_view backend_name(GemmBackend backend);
 GemmBackend parse_gemm_backend(std::string_view name);  // InputError naming the choices
 
 // Threads for every kernel; 0 means the default (default_num_threads). Returns the count
-// now in force.
+// now in force. IoError when the system cannot start that many threads (`ulimit`), before
+// libgomp would end the process for it.
 int set_num_threads(int threads);
-// OMP_NUM_THREADS when the environment sets it, else one per core this process may use.
+// OMP_NUM_THREADS when the environment sets it, else one per core this process may use;
+// at most kMaxThreads (core/limits.h).
 int default_num_threads();
 int num_threads();
 int hardware_threads();
