@@ -53,6 +53,17 @@ TEST(GeneratorTest, CachedLogitsEqualFullRecomputationWithinAndPastTheBlock) {
   }
 }
 
+// block_size 1 (issue 45): every symbol after the first shifts out the one cached position.
+TEST(GeneratorTest, ContextShiftAtBlockSizeOneKeepsGoing) {
+  Gpt model = test::small_model(/*n_layer=*/1, /*n_embd=*/16, /*block_size=*/1, /*vocab_size=*/13, /*seed=*/5, "rope");
+  Generator generator(model, GenerationMode::context_shift);
+  generator.start(std::vector<int32_t>{3});
+  for (int32_t id : {1, 2, 3, 4, 5}) {
+    generator.append(id);
+    for (float logit : generator.logits()) ASSERT_TRUE(std::isfinite(logit)) << id;
+  }
+}
+
 TEST(GeneratorTest, ContextShiftIsWindowModeWithinTheBlockAndKeepsGoingPastIt) {
   Gpt model = small_model("rope");
   const int64_t T = model.config().block_size;
