@@ -87,5 +87,34 @@ TEST(FloorRecord, AFloorHoldsOnlyForItsCorpusSplitAndRows) {
   fs::remove_all(dir);
 }
 
+// A tampered record is refused as it is read, not printed (issue 45): a floor outside
+// [0, 13.93] nats per symbol, a val_fraction outside (0, 1).
+TEST(FloorRecord, ATamperedRecordIsRefusedNamingTheKey) {
+  const fs::path dir = test::fresh_dir("floor_record_tampered");
+  const std::string text = "ab\n";
+  write(dir / "corpus.txt", "ab\nab\n");
+  const auto record = [&](const std::string& floor, const std::string& val_fraction, const std::string& rows) {
+    write(dir / "floors.json", "{\"block_size\": 4, \"corpus_sha256\": \"x\", \"texts\": [{\"about\": \"a\", \"floor\": " +
+                                   floor + ", \"sha256\": \"" + sha256_hex(text) + "\"}], \"val_fraction\": " +
+                                   val_fraction + ", \"validation_story_rows\": " + rows + "}\n");
+  };
+  const std::string origin = (dir / "floors.json").string();
+  record("99", "0.25", "0.1");
+  EXPECT_EQ(input_error_of([&] { known_text_floor(dir / "corpus.txt", text, 4); }),
+            origin + ": floor must be in [0, 13.93] nats per symbol, found 99");
+  record("-1e300", "0.25", "0.1");
+  EXPECT_NE(input_error_of([&] { known_text_floor(dir / "corpus.txt", text, 4); }).find("floor must be in [0, 13.93]"),
+            std::string::npos);
+  record("0.5", "5", "0.1");
+  EXPECT_EQ(input_error_of([&] { known_text_floor(dir / "corpus.txt", text, 4); }),
+            origin + ": val_fraction must be a number in (0, 1), found 5");
+  record("0.5", "0.25", "1e308");
+  EXPECT_NE(input_error_of([&] { known_text_floor(dir / "corpus.txt", text, 4); }).find("validation_story_rows must be in"),
+            std::string::npos);
+  record("13.9", "0.25", "0");
+  EXPECT_EQ(known_text_floor(dir / "corpus.txt", text, 4)->floor, 13.9);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace mg

@@ -28,7 +28,9 @@ EvalResult evaluate_windows(const Gpt& model, std::span<const int32_t> ids) {
     targets.assign(ids.begin() + first * T + 1, ids.begin() + (first + B) * T + 1);
     total += static_cast<double>(model.loss(inputs, targets, B, T).value()[0]) * static_cast<double>(B * T);
   }
-  return {total / static_cast<double>(windows * T), windows * T};
+  const double loss = total / static_cast<double>(windows * T);
+  require_finite(loss, "the mean loss");
+  return {loss, windows * T};
 }
 
 namespace {

@@ -60,6 +60,7 @@ Attribution attribute_logits(const Gpt& model, const Vocab& vocab, const std::ve
   r.against_symbol = vocab.symbol(r.against);
   r.logit = at_p[r.answer];
   r.against_logit = at_p[r.against];
+  require_finite(r.logit - r.against_logit, "the logit difference attributed");
   r.scale = hooks[hook::ln_final_scale].data()[P];
 
   // u = gamma * W_U[answer], and gamma * (W_U[answer] - W_U[against]) for the difference.
@@ -100,6 +101,7 @@ Attribution attribute_logits(const Gpt& model, const Vocab& vocab, const std::ve
     r.parts_logit += part.logit;
     r.parts_difference += part.difference;
   }
+  require_finite(r.parts_logit + r.parts_difference, "the sum of the attribution's parts");
   return r;
 }
 

@@ -17,7 +17,9 @@ namespace {
 double difference(const Tensor& logits, LogitPair pair) {
   const int64_t T = logits.dim(1), V = logits.dim(2);
   const float* row = logits.data() + (T - 1) * V;
-  return static_cast<double>(row[pair.answer]) - static_cast<double>(row[pair.against]);
+  const double d = static_cast<double>(row[pair.answer]) - static_cast<double>(row[pair.against]);
+  require_finite(d, "the logit difference patched");
+  return d;
 }
 
 Tensor run(const Gpt& model, const std::vector<int32_t>& ids, ForwardHooks* hooks) {
