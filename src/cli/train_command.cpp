@@ -86,9 +86,8 @@ class ProgressPrinter {
   void operator()(const TrainProgress& p) {
     if (first_step_ < 0) {  // the first report: say which kernels run, once training has started
       first_step_ = p.step - 1;  // a resumed run starts past 0
-      // On stdout, before the run's summary: stderr keeps to progress and one-line errors.
-      std::printf("mini-gpt " MINI_GPT_VERSION "; %s\n", kernels_description().c_str());
-      std::fflush(stdout);
+      // On stderr, as docs/cli.md says: stdout keeps to the run's summary.
+      std::fprintf(stderr, "mini-gpt " MINI_GPT_VERSION "; %s\n", kernels_description().c_str());
       warn_if_openblas_runs_old_kernels();  // the job has set train.backend by now
     }
     if (p.val_loss) last_val_ = *p.val_loss;
@@ -172,13 +171,15 @@ void write_heads_page(const TrainResult& result, const HeadLogging& heads) {
   const std::filesystem::path run_dir = result.run_dir;
   // It scores the probe once per head (the ablation column): tens of seconds for the
   // default model, so the wait is announced (a run without a probe gets no page).
-  if (result.probe_accuracy) {
-    check_standard_output();  // the summary above reached its reader (else its error, not this line)
+  check_standard_output();  // the summary above reached its reader (else its error, not the page's lines)
+  // Announced only once the page is sure to be made (a probe whose prompts are all outside
+  // the vocabulary makes none).
+  const auto announce = [&] {
     std::fprintf(stderr, "writing %s (each head's role and ablation cost on the probe) ...\n",
-                 (run_dir / "heads.html").c_str());
-  }
+                 printable_text((run_dir / "heads.html").string()).c_str());
+  };
   try {
-    if (const auto page = heads.after_run(run_dir)) std::printf("head explorer %s\n", page->c_str());
+    if (const auto page = heads.after_run(run_dir, announce)) std::printf("head explorer %s\n", page->c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mini-gpt: warning: %s not written: %s\n", error_text((run_dir / "heads.html").string()).c_str(),
                  error_text(e.what()).c_str());
