@@ -7,18 +7,27 @@ Opens the page from disk, waits for its ready marker and its thumbnails, optiona
 query position P and opens head L.H, then saves the window (the README's data/explorer.png
 is made this way). Needs Debian's chromium, chromium-driver and python3-selenium.
 """
+import argparse
 import os
 import time
 
 import script_io
 
 
+def head_spec(text):
+    """argparse type: "L.H", two non-negative integers."""
+    parts = text.split(".")
+    if len(parts) != 2 or not all(p.isdigit() and len(p) <= 6 for p in parts):
+        raise argparse.ArgumentTypeError(f"expected L.H (layer and head, e.g. 3.1), found {script_io.quoted(text)}")
+    return int(parts[0]), int(parts[1])
+
+
 def main():
     parser = script_io.ArgumentParser(prog="screenshot_explorer", description=__doc__.splitlines()[0])
     parser.add_argument("page")
     parser.add_argument("out")
-    parser.add_argument("--query", type=int, help="pin this query position")
-    parser.add_argument("--head", help="open this head, L.H")
+    parser.add_argument("--query", type=script_io.int_in(0, 10**6), help="pin this query position")
+    parser.add_argument("--head", type=head_spec, help="open this head, L.H")
     parser.add_argument("--width", type=script_io.int_in(100, 8000), default=1280)
     parser.add_argument("--height", type=script_io.int_in(100, 8000), default=800)
     args = parser.parse_args()
@@ -26,6 +35,7 @@ def main():
     script_io.check_output_path(args.out)
 
     from selenium import webdriver
+    from selenium.common.exceptions import NoSuchElementException
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -39,11 +49,19 @@ def main():
         driver.set_window_size(args.width, args.height)
         driver.get("file://" + os.path.abspath(args.page))
         WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.gridDrawn === '1'"))
+        # A head or position the page does not show is a usage error, said in one line (the
+        # driver's own message carries its stack trace).
         if args.head:
-            layer, head = args.head.split(".")
-            driver.find_element("id", f"cell-{layer}-{head}").click()
+            layer, head = args.head
+            try:
+                driver.find_element("id", f"cell-{layer}-{head}").click()
+            except NoSuchElementException:
+                raise script_io.ScriptError(f"--head {layer}.{head}: the page shows no such head")
         if args.query is not None:
-            driver.find_element("id", f"sym-{args.query}").click()
+            try:
+                driver.find_element("id", f"sym-{args.query}").click()
+            except NoSuchElementException:
+                raise script_io.ScriptError(f"--query {args.query}: the page's text has no such position")
         driver.execute_script("window.scrollTo(0, 0); document.activeElement && document.activeElement.blur()")
         time.sleep(0.3)
         # The viewport must be exactly width x height: correct for the window's own frame.
