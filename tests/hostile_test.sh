@@ -602,9 +602,10 @@ run_case "header: an edited vocabulary" 2 "header checksum mismatch" -- eval --c
 run_case "header: the same content spelled otherwise loads" 0 "" -- eval --checkpoint respaced.safetensors --text-file text.txt --threads 1
 run_case "header: no header_sha256 loads (the documented residual risk)" 0 "" -- eval --checkpoint rope_base_unsummed.safetensors --text-file text.txt --threads 1
 
-# Class 2: bounded time and memory. 40,000 duplicate probe rows (patching looked at every
+# Class 2: bounded time and memory. 80,000 duplicate probe rows (patching looked at every
 # other row for each), 200,000 distinct kinds (each kind was looked up among all), a
-# 1 GB line in metrics.jsonl (a resume read it whole). Each must end well within the limit.
+# 1 GB line in metrics.jsonl (a resume read it whole). Each must end well within the limit:
+# the probe cases within 20 s (about a second when linear; quadratic, half a minute and more).
 python3 - "$corpus" <<'PY'
 import json, sys
 t = open(sys.argv[1], encoding="utf-8").read().replace("\n", "")
@@ -619,14 +620,16 @@ c = symbols
 # source and again as the question's last symbol.
 item = {"prompt": c[0] + c[1] + c[2] + c[3] + c[4] + c[0], "answer": c[1], "kind": "who", "source": 1}
 with open("dup.jsonl", "w", encoding="utf-8") as f:
-    f.write((json.dumps(item, ensure_ascii=False) + "\n") * 40000)
+    f.write((json.dumps(item, ensure_ascii=False) + "\n") * 80000)
 with open("kinds.jsonl", "w", encoding="utf-8") as f:
     for i in range(200000):
         f.write(json.dumps({"prompt": c[0] + c[1], "answer": c[2], "kind": f"k{i}"}, ensure_ascii=False) + "\n")
 PY
-run_case "--patch --probe 40,000 duplicate rows --swap key" 0 "" -- inspect-heads --checkpoint "$ckpt" --threads 1 --patch --probe dup.jsonl --swap key
-run_case "--patch --probe 40,000 duplicate rows --swap value" 0 "" -- inspect-heads --checkpoint "$ckpt" --threads 1 --patch --probe dup.jsonl
+timeout_s=20
+run_case "--patch --probe 80,000 duplicate rows --swap key" 0 "" -- inspect-heads --checkpoint "$ckpt" --threads 1 --patch --probe dup.jsonl --swap key
+run_case "--patch --probe 80,000 duplicate rows --swap value" 0 "" -- inspect-heads --checkpoint "$ckpt" --threads 1 --patch --probe dup.jsonl
 run_case "eval --probe 200,000 distinct kinds" 0 "" -- eval --checkpoint "$ckpt" --probe kinds.jsonl --json --threads 1
+timeout_s=${HOSTILE_TEST_TIMEOUT:-60}
 rm -f kinds.jsonl
 if [[ -z ${ASAN_OPTIONS:-} ]]; then
   cp -r runs/A runs/bigline && truncate -s +1G runs/bigline/metrics.jsonl
