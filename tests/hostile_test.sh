@@ -676,7 +676,7 @@ kill_during_write() {
     while kill -0 "$pid" 2> /dev/null; do
       if compgen -G "$dir/.$base.tmp.*" > /dev/null; then kill "-$signal" "$pid"; landed=1; break; fi
     done
-    wait "$pid"; status=$?
+    wait "$pid" 2> /dev/null; status=$?  # (the shell would report the signal on stderr)
   done
   if (( landed == 0 )); then
     note_failure "the signal never landed during the write in $tries tries"
