@@ -706,16 +706,21 @@ run_case "benchmark: --small-repeats 0" 2 "--small-repeats: must be in [1, " -- 
 runner=("$binary") prog=mini-gpt
 
 if [[ -z ${ASAN_OPTIONS:-} ]]; then
-  # A thread's stack is RLIMIT_STACK (1 GB here): 15 of them do not fit in 4 GB.
+  # A model wide enough for its products to run on a team (the tiny one runs every loop on
+  # one thread, so libgomp would never start one). A thread's stack is RLIMIT_STACK (1 GB
+  # here): 15 of them do not fit in 4 GB, and libgomp used to end the process at its first
+  # parallel loop, after train had made the run folder, with its own line.
+  wide=(--set model.n_embd=64 --set model.block_size=64 --set train.batch_size=32)
+  "$binary" "${train[@]}" --out runs/wide --max-steps 2 "${wide[@]}" > /dev/null 2>&1 || note_failure "the wide run did not train"
   stack_limit=$(ulimit -S -s)
   ulimit -S -s 1000000; ulimit -S -v 4000000
   run_case "train --threads 16 when threads cannot start" 1 "cannot start 16 threads" -- \
-    train --config "$config" --threads 16 --max-steps 3 --out runs/nothreads
+    train --config "$config" --threads 16 --max-steps 3 --out runs/nothreads "${wide[@]}"
   [[ ! -e runs/nothreads ]] || note_failure "a failed thread start left the run folder runs/nothreads"
   run_case "sample --threads 16 when threads cannot start" 1 "cannot start 16 threads" -- \
-    sample --checkpoint "$ckpt" --threads 16 --max-new-tokens 3
+    sample --checkpoint runs/wide/latest.safetensors --threads 16 --max-new-tokens 3 --prompt "$(corpus_text 0 40)"
   run_case "eval --threads 8 when threads cannot start" 1 "cannot start 8 threads" -- \
-    eval --checkpoint "$ckpt" --text-file text.txt --threads 8
+    eval --checkpoint runs/wide/latest.safetensors --text-file text.txt --threads 8
   ulimit -S -v unlimited; ulimit -S -s "$stack_limit"
 fi
 
