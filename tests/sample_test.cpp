@@ -253,6 +253,14 @@ TEST_F(SampleCliTest, BadInputExitsTwoNamingTheFault) {
   const size_t at = mismatch.find(from);
   ASSERT_NE(at, std::string::npos);
   mismatch.replace(at, from.size(), to);
+  const auto edited = *dir_ / "edited.safetensors";
+  std::ofstream(edited, std::ios::binary) << mismatch;
+  expect_usage_error(run_mini_gpt({"sample", "--checkpoint", edited.string()}, *dir_), "header checksum mismatch");
+  // The same edit with the header's checksum renamed away (same length): the disagreement
+  // itself is found.
+  const size_t sum = mismatch.find("\"header_sha256\"");
+  ASSERT_NE(sum, std::string::npos);
+  mismatch.replace(sum, 15, "\"header_sha25x\"");
   const auto disagree = *dir_ / "disagree.safetensors";
   std::ofstream(disagree, std::ios::binary) << mismatch;
   expect_usage_error(run_mini_gpt({"sample", "--checkpoint", disagree.string()}, *dir_), "blocks.1");
