@@ -671,7 +671,10 @@ kill_during_write() {
   while (( landed == 0 && tries < 40 )); do
     tries=$((tries + 1))
     rm -f "$out"
-    "$binary" "$@" < /dev/null > /dev/null 2> err.txt &
+    # (Started through python, which gives it SIGINT's default action: bash starts a
+    # background job with SIGINT ignored, and mini-gpt keeps a signal its parent ignores.)
+    python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+      "$binary" "$@" < /dev/null > /dev/null 2> err.txt &
     pid=$!
     while kill -0 "$pid" 2> /dev/null; do
       if compgen -G "$dir/.$base.tmp.*" > /dev/null; then kill "-$signal" "$pid"; landed=1; break; fi
