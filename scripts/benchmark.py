@@ -62,6 +62,7 @@ import json
 import os
 import re
 import statistics
+import shutil
 import subprocess
 import tempfile
 
@@ -120,18 +121,24 @@ def train_profile(args, backend, steps, out_dir):
 
 def main():
     parser = script_io.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--train-steps", type=int, default=100, help="timed steps per training measurement")
-    parser.add_argument("--warmup", type=int, default=20, help="untimed training steps before them, on both sides")
-    parser.add_argument("--sample-tokens", type=int, default=63, help="new symbols per sample (63 fits block_size 64)")
-    parser.add_argument("--long-tokens", type=int, default=2000, help="symbols of the long-generation rows")
+    parser.add_argument("--rounds", type=script_io.int_in(1, 1000), default=5)
+    parser.add_argument("--threads", type=script_io.int_in(1, 256), default=2)
+    parser.add_argument("--train-steps", type=script_io.int_in(1, 10**6), default=100,
+                        help="timed steps per training measurement")
+    parser.add_argument("--warmup", type=script_io.int_in(0, 10**6), default=20,
+                        help="untimed training steps before them, on both sides")
+    parser.add_argument("--sample-tokens", type=script_io.int_in(1, 10**6), default=63,
+                        help="new symbols per sample (63 fits block_size 64)")
+    parser.add_argument("--long-tokens", type=script_io.int_in(1, 10**7), default=2000,
+                        help="symbols of the long-generation rows")
     parser.add_argument("--only-sampling", action="store_true",
                         help="the sampling rows alone: no training measurement, peak or profiles (a 5-step "
                              "checkpoint is trained once, untimed)")
     parser.add_argument("--binary", default=os.path.join(ROOT, "build", "mini-gpt"))
-    parser.add_argument("--profile-steps", type=int, default=30, help="steps per profiled run (oneDNN, OpenBLAS)")
-    parser.add_argument("--reference-steps", type=int, default=3, help="steps of the slow reference backend's profile")
+    parser.add_argument("--profile-steps", type=script_io.int_in(2, 10**6), default=30,
+                        help="steps per profiled run (oneDNN, OpenBLAS)")
+    parser.add_argument("--reference-steps", type=script_io.int_in(2, 10**6), default=3,
+                        help="steps of the slow reference backend's profile")
     parser.add_argument("--no-profile", action="store_true", help="skip the sgemm peak and the per-backend profiles")
     parser.add_argument("--reference", default=os.path.join(ROOT, "scripts", "torch_reference.py"))
     parser.add_argument("--kernels-bench", default=os.path.join(ROOT, "build", "tests", "bench",
@@ -142,7 +149,7 @@ def main():
                       help="instead of the rows above: training tokens/s and small commands' wall times, quiet "
                            "and with 1..N busy single-threaded processes")
     busy.add_argument("--checkpoint", help="the model of the small commands (default: the one --busy trains)")
-    busy.add_argument("--small-repeats", type=int, metavar="N",
+    busy.add_argument("--small-repeats", type=script_io.int_in(1, 1000), metavar="N",
                       help="runs of each small command per round and thread count, in ABBA order (default 8)")
     serve = parser.add_argument_group("mini-gpt serve's recompute (scripts/benchmark_serve.py)")
     serve.add_argument("--serve", action="store_true", help="time the live page's recompute for a 64-symbol text on "
@@ -180,7 +187,17 @@ def main():
         return benchmark_busy.busy_table(args, with_torch)
     ref_config = os.path.join(ROOT, "configs", "default.json")  # the config mini-gpt trains on below
 
+    # The runs' folders live in a temporary folder, removed on every way out (an error,
+    # Ctrl-C, SIGTERM: script_io.run_main turns them into exceptions).
     work = tempfile.mkdtemp(prefix="mini-gpt-bench-")
+    try:
+        return rounds_table(args, work, with_torch, ref_config)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def rounds_table(args, work, with_torch, ref_config):
+    """The rounds of training and sampling on both sides, their table and the profiles."""
     ckpt = os.path.join(work, "model.safetensors")
     t = str(args.threads)
     kernels = kernels_report(args, work)

@@ -15,7 +15,7 @@ it where it does not belong: REFUSED_LIBRARIES says where, and why.
 
 import os
 import re
-import sys
+import stat
 
 import script_io
 
@@ -50,6 +50,7 @@ ALLOWED = {
 REFUSED_LIBRARIES = {
     "interp": {"nlohmann/": "interp returns structs and never text; their JSON is report's"},
 }
+MAX_SOURCE_BYTES = 16 << 20  # a source file larger than this is none of ours
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([a-z_]+)/[^">]+[">]', re.MULTILINE)
 ANY_INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]', re.MULTILINE)
 
@@ -58,38 +59,58 @@ def line_of(text, match):
     return text.count("\n", 0, match.start()) + 1
 
 
+def source_files(root, layer):
+    """The layer's .h and .cpp files: regular files, or links to regular files inside ROOT.
+    Anything else is skipped, never read: a FIFO would block, a link to /dev/zero or out of
+    the tree would read without end or read another tree. Links to folders are not walked."""
+    for folder, _, names in os.walk(os.path.join(root, layer)):
+        for name in sorted(names):
+            if not name.endswith((".h", ".cpp")):
+                continue
+            path = os.path.join(folder, name)
+            real = os.path.realpath(path)
+            if os.path.commonpath([real, os.path.realpath(root)]) != os.path.realpath(root):
+                continue
+            try:
+                if not stat.S_ISREG(os.stat(real).st_mode):
+                    continue
+            except OSError:
+                continue
+            yield path
+
+
 def main():
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
-    root = os.path.normpath(sys.argv[1] if len(sys.argv) > 1 else root)
+    parser = script_io.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("dir", nargs="?", help="a copy of src/ to check (default: this repository's src/)")
+    args = parser.parse_args()
+    root = os.path.normpath(args.dir if args.dir is not None else
+                            os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+    if not os.path.isdir(root):
+        raise script_io.ScriptError(f"{script_io.quoted(root)} is not a folder (give a copy of src/)")
     violations, files = [], 0
     for layer in sorted(os.listdir(root)):
-        if not os.path.isdir(os.path.join(root, layer)):
+        if not os.path.isdir(os.path.join(root, layer)) or os.path.islink(os.path.join(root, layer)):
             continue
         if layer not in ALLOWED:
             violations.append(f"src/{layer}/: a folder that is no layer of the map in scripts/check_layers.py")
             continue
-        for folder, _, names in os.walk(os.path.join(root, layer)):
-            for name in sorted(names):
-                if not name.endswith((".h", ".cpp")):
+        for path in source_files(root, layer):
+            files += 1
+            text = script_io.read_text(path, "source file", MAX_SOURCE_BYTES)
+            rel = os.path.relpath(path, os.path.dirname(root))
+            for match in INCLUDE.finditer(text):
+                target = match.group(1)
+                if target == layer or target not in ALLOWED:  # own layer, or a library (oneapi/...)
                     continue
-                files += 1
-                path = os.path.join(folder, name)
-                with open(path, encoding="utf-8") as f:
-                    text = f.read()
-                rel = os.path.relpath(path, os.path.dirname(root))
-                for match in INCLUDE.finditer(text):
-                    target = match.group(1)
-                    if target == layer or target not in ALLOWED:  # own layer, or a library (oneapi/...)
-                        continue
-                    if target not in ALLOWED[layer]:
-                        violations.append(f"{rel}:{line_of(text, match)}: {layer} includes {target}/ (allowed: "
-                                          f"{', '.join(sorted(ALLOWED[layer])) or 'nothing below it'})")
-                for match in ANY_INCLUDE.finditer(text):
-                    header = match.group(2)
-                    for prefix, why in REFUSED_LIBRARIES.get(layer, {}).items():
-                        if header.startswith(prefix):
-                            shown = f"<{header}>" if match.group(1) == "<" else f'"{header}"'
-                            violations.append(f"{rel}:{line_of(text, match)}: {layer} includes {shown} ({why})")
+                if target not in ALLOWED[layer]:
+                    violations.append(f"{rel}:{line_of(text, match)}: {layer} includes {target}/ (allowed: "
+                                      f"{', '.join(sorted(ALLOWED[layer])) or 'nothing below it'})")
+            for match in ANY_INCLUDE.finditer(text):
+                header = match.group(2)
+                for prefix, why in REFUSED_LIBRARIES.get(layer, {}).items():
+                    if header.startswith(prefix):
+                        shown = f"<{header}>" if match.group(1) == "<" else f'"{header}"'
+                        violations.append(f"{rel}:{line_of(text, match)}: {layer} includes {shown} ({why})")
     for v in violations:
         print(f"check_layers: {v}")
     print(f"check_layers: {files} files, {len(violations)} upward, sideways or refused includes")

@@ -66,7 +66,10 @@ def horner_f32(coefficients, s):
 
 def main():
     parser = script_io.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--degree", type=int, default=8)
+    # Degree 30 is far past float32's use (each degree costs the kernel a multiply-add) and
+    # keeps the fit's time and memory small; a degree outside [1, 30] is a usage error.
+    parser.add_argument("--degree", type=script_io.int_in(1, 30), default=8,
+                        help="degree of the tail polynomial, 1 to 30 (default 8)")
     args = parser.parse_args()
     coefficients = chebyshev_interpolant(args.degree)
     samples = [T_MIN + (T_MAX - T_MIN) * i / 100000 for i in range(100001)]

@@ -56,7 +56,10 @@ PROBE_SEED = 1012
 MIN_SYMBOLS = 500_000
 DEFAULT_SYMBOLS = {"default": 4_000_000, "backward_who": 500_000}
 PROBE_ITEMS = 500
-MAX_PROBE_ITEMS = 10_000_000  # bounds on what one call may generate: a typo must not run for days
+# A probe file mini-gpt reads is at most 64 MB (docs/cli.md); a line is at most about 260
+# bytes (a prompt of BLOCK_SIZE three-byte symbols and its keys), so 200,000 items always fit.
+MAX_PROBE_ITEMS = 200_000
+MAX_PROBE_BYTES = 64 << 20
 MAX_SYMBOLS = 1_000_000_000
 VOCAB_SIZE = 79
 BLOCK_SIZE = 64  # the model's block_size: a story with its newline fits one row of 65
@@ -669,14 +672,19 @@ def main():
         if args.probe_seed == CORPUS_SEED:
             parser.error(f"--probe-seed {CORPUS_SEED} is the corpus's own seed: its stories are not held out")
         probe = make_probe_set(args.variant, args.probe_seed, args.probe_items)
-        write_text(args.probe_out, probe_lines(probe), "--probe-out")
+        lines = probe_lines(probe)
+        if len(lines.encode("utf-8")) > MAX_PROBE_BYTES:  # (the bound above keeps it from happening)
+            raise script_io.ScriptError(f"the probe set would hold more than the {MAX_PROBE_BYTES} bytes mini-gpt "
+                                        "reads; give fewer --probe-items", 2)
+        write_text(args.probe_out, lines, "--probe-out")
         print(f"{script_io.printable(args.probe_out)}: {len(probe)} items ({kind_counts(probe, KINDS[args.variant])}), seed {args.probe_seed}")
         return 0
 
     symbols = DEFAULT_SYMBOLS[args.variant] if args.symbols is None else args.symbols
     if args.out == "":
         parser.error("--out is empty")
-    for name in ("corpus.txt", "probe.jsonl", "README.md"):
+    # Every output is checked before anything is written: a refusal leaves the folder as it was.
+    for name in ("corpus.txt", "floors.json", "probe.jsonl", "README.md"):
         script_io.check_output_path(os.path.join(args.out, name))
     corpus, nll = make_corpus(args.variant, symbols)
     symbols = check_corpus(corpus)

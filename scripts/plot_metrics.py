@@ -41,6 +41,12 @@ ROLE_PANEL = 160  # height of each head-role panel
 MAX_METRICS_BYTES = 256 << 20  # the explorer's limit on the same file (src/report/explorer.cpp)
 
 
+# The loss axis: --floor and --loss-max in nats per symbol, at most MAX_LOSS (an entropy of
+# 1000 nats is far past any vocabulary), and at least MIN_LOSS_SPAN between bottom and top.
+MAX_LOSS = 1000.0
+MIN_LOSS_SPAN = 0.001
+
+
 def escape(text):
     """TEXT for XML character data: &, < and > escaped, control characters and lone
     surrogates (which XML forbids, and which would break the file) as '?'."""
@@ -127,18 +133,18 @@ def smooth(values, window):
 
 
 def nice_ticks(lo, hi, count=6):
+    """About COUNT round values in [lo, hi]: multiples of a step counted by index, never by
+    adding the step to itself (a step below the values' precision would add nothing, and
+    the list would grow until memory ran out); at most 2 * COUNT + 1 of them."""
     span = hi - lo if hi > lo else 1.0
     step = 10 ** math.floor(math.log10(span / count))
     for m in (1, 2, 5, 10):
         if span / (step * m) <= count:
             step *= m
             break
-    first = math.ceil(lo / step) * step
-    ticks, t = [], first
-    while t <= hi + 1e-12:
-        ticks.append(round(t, 10))
-        t += step
-    return ticks
+    first = math.ceil(lo / step)
+    n = min(math.floor(hi / step + 1e-9) - first + 1, 2 * count + 1)
+    return [round((first + i) * step, 10) for i in range(max(n, 0))]
 
 
 def log_ticks(max_step):
@@ -224,9 +230,9 @@ def main():
     parser.add_argument("-o", "--output", default="learning_curves.svg", help="SVG file to write")
     parser.add_argument("--smooth", type=script_io.int_in(1, 10**9), default=50,
                         help="moving-average window for the training loss (>= 1)")
-    parser.add_argument("--floor", type=script_io.finite_float,
+    parser.add_argument("--floor", type=script_io.float_in(0, MAX_LOSS),
                         help="entropy floor of the validation rows (nats/symbol), drawn dashed")
-    parser.add_argument("--loss-max", type=script_io.finite_float,
+    parser.add_argument("--loss-max", type=script_io.float_in(0, MAX_LOSS),
                         help="top of the loss axis (default: floor + 0.6, or the data's top)")
     parser.add_argument("--target", type=script_io.finite_float, default=0.95,
                         help="probe accuracy drawn dotted (default 0.95)")
@@ -252,8 +258,8 @@ def main():
         hi = args.floor + 0.6
     else:
         hi = max(values)
-    if hi <= lo:
-        raise script_io.ScriptError(f"--loss-max {hi:g} is not above the axis's bottom {lo:g}")
+    if hi - lo < MIN_LOSS_SPAN:
+        raise script_io.ScriptError(f"--loss-max {hi!r} is not at least {MIN_LOSS_SPAN:g} above the axis's bottom {lo:g}")
     first_evals = runs[0][1][2]
     role_scores = [r for r in args.role_scores.split(",") if r and any(
         role_score(h, r) is not None for e in first_evals for h in e[4])]

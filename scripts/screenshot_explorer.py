@@ -10,14 +10,43 @@ live page: ablates head L.H by its button, and patches position P with symbol S)
 the window (the README's data/explorer.png and data/serve.png are made this way). Needs
 Debian's chromium, chromium-driver and python3-selenium.
 """
+import argparse
 import os
 import time
 
 import script_io
 
 
+def head_spec(text):
+    """argparse type: "L.H", two non-negative integers."""
+    parts = text.split(".")
+    if len(parts) != 2 or not all(p.isdigit() and len(p) <= 6 for p in parts):
+        raise argparse.ArgumentTypeError(f"expected L.H (layer and head, e.g. 3.1), found {script_io.quoted(text)}")
+    return int(parts[0]), int(parts[1])
+
+
+def patch_spec(text):
+    """argparse type: "P=S", a position and the one symbol to put there."""
+    position, sep, symbol = text.partition("=")
+    if not sep or not position.isdigit() or len(position) > 6 or len(symbol) != 1:
+        raise argparse.ArgumentTypeError(f"expected P=S (a position and one symbol, e.g. 5=林), found {script_io.quoted(text)}")
+    return int(position), symbol
+
+
+def click(driver, element_id, refusal):
+    """Clicks the element, or refuses in one line, REFUSAL, when the page has none (a head
+    or position it does not show is a usage error; the driver's own message carries its
+    stack trace)."""
+    from selenium.common.exceptions import NoSuchElementException
+    try:
+        driver.find_element("id", element_id).click()
+    except NoSuchElementException:
+        raise script_io.ScriptError(refusal)
+
+
 def live_page(driver, args):
     """The live page of `mini-gpt serve`: ready, then each click waited for until drawn."""
+    from selenium.common.exceptions import NoSuchElementException
     from selenium.webdriver.support.ui import Select, WebDriverWait
     updates = lambda: driver.execute_script("return Number(document.body.dataset.updates || 0)")  # noqa: E731
 
@@ -28,31 +57,36 @@ def live_page(driver, args):
     driver.get(args.page)
     WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
     if args.head:
-        layer, head = args.head.split(".")
-        after(lambda: driver.find_element("id", f"heat-{layer}-{head}").click())
+        layer, head = args.head
+        after(lambda: click(driver, f"heat-{layer}-{head}", f"--head {layer}.{head}: the page shows no such head"))
     if args.ablate:
-        layer, head = args.ablate.split(".")
-        after(lambda: driver.find_element("id", f"ablate-{layer}-{head}").click())
+        layer, head = args.ablate
+        after(lambda: click(driver, f"ablate-{layer}-{head}", f"--ablate {layer}.{head}: the page shows no such head"))
     if args.patch:
-        position, symbol = args.patch.split("=", 1)
-        after(lambda: Select(driver.find_element("id", "patch-position")).select_by_value(position))
-        after(lambda: Select(driver.find_element("id", "patch-symbol")).select_by_value(symbol))
+        position, symbol = args.patch
+        try:
+            after(lambda: Select(driver.find_element("id", "patch-position")).select_by_value(str(position)))
+            after(lambda: Select(driver.find_element("id", "patch-symbol")).select_by_value(symbol))
+        except NoSuchElementException:
+            raise script_io.ScriptError(f"--patch {position}={symbol}: the page offers no such position or symbol")
 
 
 def main():
     parser = script_io.ArgumentParser(prog="screenshot_explorer", description=__doc__.splitlines()[0])
     parser.add_argument("page")
     parser.add_argument("out")
-    parser.add_argument("--query", type=int, help="pin this query position")
-    parser.add_argument("--head", help="open this head, L.H")
-    parser.add_argument("--ablate", help="live page: ablate this head, L.H")
-    parser.add_argument("--patch", help="live page: replace the symbol at position P with S, P=S")
+    parser.add_argument("--query", type=script_io.int_in(0, 10**6), help="pin this query position")
+    parser.add_argument("--head", type=head_spec, help="open this head, L.H")
+    parser.add_argument("--ablate", type=head_spec, help="live page: ablate this head, L.H")
+    parser.add_argument("--patch", type=patch_spec, help="live page: replace the symbol at position P with S, P=S")
     parser.add_argument("--width", type=script_io.int_in(100, 8000), default=1280)
     parser.add_argument("--height", type=script_io.int_in(100, 8000), default=800)
     args = parser.parse_args()
     live = args.page.startswith("http://")
     if not live:
         script_io.read_text(args.page, "page", 256 << 20)  # a regular file of UTF-8 text, or one line saying why
+        if args.ablate or args.patch:
+            raise script_io.ScriptError("--ablate and --patch act on the live page (an http:// address), not on a page file")
     script_io.check_output_path(args.out)
 
     from selenium import webdriver
@@ -72,11 +106,11 @@ def main():
         else:
             driver.get("file://" + os.path.abspath(args.page))
             WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.gridDrawn === '1'"))
-        if args.head and not live:
-            layer, head = args.head.split(".")
-            driver.find_element("id", f"cell-{layer}-{head}").click()
+            if args.head:
+                layer, head = args.head
+                click(driver, f"cell-{layer}-{head}", f"--head {layer}.{head}: the page shows no such head")
         if args.query is not None:
-            driver.find_element("id", f"sym-{args.query}").click()
+            click(driver, f"sym-{args.query}", f"--query {args.query}: the page's text has no such position")
         driver.execute_script("window.scrollTo(0, 0); document.activeElement && document.activeElement.blur()")
         time.sleep(0.3)
         # The viewport must be exactly width x height: correct for the window's own frame.

@@ -17,6 +17,7 @@ first on sys.path, so this works from any working directory.
 import argparse
 import math
 import os
+import signal
 import stat
 import sys
 import tempfile
@@ -76,6 +77,16 @@ def finite_float(text):
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"must be a finite number, found {quoted(text)}")
     return value
+
+
+def float_in(low, high):
+    """argparse type: a finite number in [low, high]."""
+    def parse(text):
+        value = finite_float(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be in [{low:g}, {high:g}], found {quoted(text)}")
+        return value
+    return parse
 
 
 def int_in(low, high):
@@ -197,7 +208,9 @@ def current_umask():
 
 def run_main(prog, main):
     """Runs MAIN() and exits with its status; every error becomes one line
-    `PROG: error: ...` (ScriptError with its status; anything unforeseen with 1)."""
+    `PROG: error: ...` (ScriptError with its status; anything unforeseen with 1). Ctrl-C
+    and SIGTERM end it through an exception (130, 143), so that every `finally` and
+    write_atomically's clean-up runs and no temporary is left."""
     def fail(message, status):
         try:
             sys.stderr.write(f"{prog}: error: {printable(message)}\n")
@@ -205,6 +218,9 @@ def run_main(prog, main):
         except (OSError, ValueError):
             pass
         return status
+    def terminated(signum, frame):  # SIGTERM as an exception: temporaries go on the way out
+        raise ScriptError("terminated (SIGTERM)", 143)
+    signal.signal(signal.SIGTERM, terminated)
     try:
         status = main() or 0
     except ScriptError as e:

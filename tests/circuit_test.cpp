@@ -14,6 +14,7 @@
 #include "data/probe.h"
 #include "interp/attribution.h"
 #include "interp/composition.h"
+#include "interp/logit_choice.h"
 #include "interp/logit_lens.h"
 #include "interp/patching.h"
 #include "model_support.h"
@@ -217,6 +218,46 @@ TEST(Composition, ScoresAreTheFormulaAndTheBaselineIsChance) {
   EXPECT_LT(c.baseline_q, 0.6);
   EXPECT_NEAR(c.baseline_q, c.baseline_v, 0.05);
   EXPECT_EQ(composition_scores(s.model, 50, 7).baseline_k, c.baseline_k);
+}
+
+// Issue 45: a head whose W_O is zero writes nothing, so it composes with nothing: its scores
+// are 0, not 0/0; and a one-symbol vocabulary has no competitor (one line, not an id of -1).
+TEST(Composition, AZeroWriterScoresZeroAndOneSymbolHasNoCompetitor) {
+  Subject s = random_subject("rope", 2);
+  for (float& w : s.model.parameters().get("blocks.0.attn.out_proj.weight").value().span()) w = 0.0f;
+  for (const CompositionPair& p : composition_scores(s.model, 5, 7).pairs) {
+    EXPECT_EQ(p.q, 0.0);
+    EXPECT_EQ(p.k, 0.0);
+    EXPECT_EQ(p.v, 0.0);
+  }
+  const float logits[1] = {2.0f};
+  EXPECT_EQ(best_symbol(logits, 1), 0);
+  EXPECT_THROW(best_symbol(logits, 1, 0), InputError);
+  EXPECT_THROW(choose_pair(logits, 1, std::nullopt, std::nullopt), InputError);
+}
+
+// The probe mode's candidates are found once per set (issue 45: each item used to scan every
+// other row, quadratic in duplicates): a set with every row twice gives each item the same
+// corrupt prompt as the set itself.
+TEST(Patching, DuplicateRowsChangeNoItemsCorruptPrompt) {
+  Subject s = random_subject("rope");
+  std::vector<ProbeItem> items = probe();
+  const std::vector<ProbeItem> copy = items;
+  items.insert(items.end(), copy.begin(), copy.end());  // every row twice
+  for (Swap swap : {Swap::value, Swap::key}) {
+    const CorruptionCandidates candidates(items, swap);
+    for (const ProbeItem& item : copy) {
+      const auto once = candidates.corrupt(item, s.vocab, 64), alone = corrupt_prompt(item, copy, s.vocab, 64, swap);
+      ASSERT_EQ(once.has_value(), alone.has_value());
+      if (once) {
+        EXPECT_EQ(once->corrupt, alone->corrupt);
+        EXPECT_EQ(once->positions, alone->positions);
+      }
+    }
+    if (swap == Swap::key) {
+      EXPECT_EQ(candidates.offsets("colour"), key_offsets(copy, "colour"));
+    }
+  }
 }
 
 TEST(Patching, TheWholeStreamRestoresOneAndAnAgreeingPositionZero) {

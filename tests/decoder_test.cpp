@@ -328,6 +328,19 @@ TEST(ContextShiftTest, LearnedPositionsAndBadCountsAreRefused) {
   EXPECT_EQ(shifting.length(), 0);
 }
 
+// At block_size 1 a shift drops the one cached position (issue 45: it used to turn the
+// kept keys through a RoPE table that has no position 1, an internal check): the next
+// symbol is then read alone, as a fresh forward over it.
+TEST(ContextShiftTest, BlockSizeOneDropsItsOnePositionAndGoesOn) {
+  Gpt model = sharp_model(config_of(1, 16, 2, 1, 13, "rope"), 12);
+  Decoder decoder(model);
+  decoder.append(std::vector<int32_t>{5});
+  decoder.drop_oldest(1);
+  EXPECT_EQ(decoder.length(), 0);
+  const std::vector<int32_t> next = {7};
+  expect_logits_near(decoder.append(std::span<const int32_t>(next)), forward_logits(model, next), "after the shift");
+}
+
 TEST(PackedLinearTest, EqualsThePlainLoopForEveryPanelWidthWithAndWithoutBias) {
   Rng rng(7);
   for (int64_t out : {1, 7, 8, 13, 64, 65, 79, 130, 192}) {

@@ -87,5 +87,32 @@ TEST(FloorRecord, AFloorHoldsOnlyForItsCorpusSplitAndRows) {
   fs::remove_all(dir);
 }
 
+// A tampered record is refused as it is read, not printed (issue 45): a floor outside
+// [0, 13.93] nats per symbol, a val_fraction outside (0, 1).
+TEST(FloorRecord, ATamperedRecordIsRefusedNamingTheKey) {
+  const fs::path dir = test::fresh_dir("floor_record_tampered");
+  const std::string text = "ab\n";
+  write(dir / "corpus.txt", "ab\nab\n");
+  const auto record = [&](const std::string& floor, const std::string& val_fraction, const std::string& rows) {
+    write(dir / "floors.json", "{\"block_size\": 4, \"corpus_sha256\": \"x\", \"texts\": [{\"about\": \"a\", \"floor\": " +
+                                   floor + ", \"sha256\": \"" + sha256_hex(text) + "\"}], \"val_fraction\": " +
+                                   val_fraction + ", \"validation_story_rows\": " + rows + "}\n");
+  };
+  // The refusal of each tampered record, from its file's name on.
+  const auto refusal = [&](const std::string& floor, const std::string& val_fraction, const std::string& rows) {
+    record(floor, val_fraction, rows);
+    const std::string message = input_error_of([&] { known_text_floor(dir / "corpus.txt", text, 4); });
+    const std::string origin = (dir / "floors.json").string() + ": ";
+    return message.rfind(origin, 0) == 0 ? message.substr(origin.size()) : message;
+  };
+  EXPECT_EQ(refusal("99", "0.25", "0.1"), "floor must be in [0, 13.93] nats per symbol, found 99");
+  EXPECT_EQ(refusal("-1e300", "0.25", "0.1"), "floor must be in [0, 13.93] nats per symbol, found -1e+300");
+  EXPECT_EQ(refusal("0.5", "5", "0.1"), "val_fraction must be a number in (0, 1), found 5");
+  EXPECT_EQ(refusal("0.5", "0.25", "1e308"), "validation_story_rows must be in [0, 13.93] nats per symbol, found 1e+308");
+  record("13.9", "0.25", "0");
+  EXPECT_EQ(known_text_floor(dir / "corpus.txt", text, 4)->floor, 13.9);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace mg

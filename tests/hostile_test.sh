@@ -6,18 +6,27 @@
 # range (NUL, invalid UTF-8), SIGTERM, non-finite or malformed checkpoints; and (issue 33)
 # the Python scripts held to the same rules, run folders that would crash or stall the
 # head explorer, MPI ranks started with different settings, error text that echoes
-# control characters or 50 MB values, inspect-heads --compare on texts it used to take.
+# control characters or 50 MB values, inspect-heads --compare on texts it used to take;
+# and (issue 45) the new modes, the scripts and the program's start: a one-symbol
+# vocabulary, block_size 1, probe sets that made paths quadratic, weights that overflow,
+# tampered floor records and checkpoint headers, signals during writes, closed pipes,
+# thread counts, the loader, valgrind and qemu, every script's usage errors.
 # Every case runs under a timeout and is checked for: the expected exit status; for a
 # refusal, exactly one "mini-gpt: error: ..." line on stderr (the last, besides train's
 # banner) containing an expected phrase; no crash (no signal exit but the intended ones);
 # no hang (the timeout); and no clobbered file (type, inode, size and checksum of every
-# victim file before and after the case).
+# victim file before and after the case, and no writer's temporary ".NAME.tmp.PID" left).
+# A crash is a signal exit, an "internal check failed" line or a sanitizer's report.
+# The last line is the summary,
+#   hostile_test: N cases, R refused with one line, crashes C, hangs H, clobbered files F, other failures O
 #
-#   bash tests/hostile_test.sh BUILD/mini-gpt     (ctest runs it as hostile_test)
+#   bash tests/hostile_test.sh BUILD/mini-gpt [SOURCE_DIR]    (ctest runs it as hostile_test)
+# SOURCE_DIR (default: this file's checkout) gives the configs, corpus and scripts, so that
+# the battery can measure another checkout's binary and scripts (an older commit's).
 set -uo pipefail
 
-binary=${1:?usage: hostile_test.sh PATH/TO/mini-gpt}
-source_dir=$(cd "$(dirname "$0")/.." && pwd)
+binary=$(realpath "${1:?usage: hostile_test.sh PATH/TO/mini-gpt [SOURCE_DIR]}")
+source_dir=$(cd "${2:-$(dirname "$0")/..}" && pwd)
 timeout_s=${HOSTILE_TEST_TIMEOUT:-60}
 work=$(mktemp -d "${TMPDIR:-/tmp}/mini-gpt-hostile.XXXXXX")
 background=""
@@ -46,16 +55,27 @@ snapshot() {
 }
 record_victims() { victims_before=$(snapshot); }
 check_victims() {
-  local now
+  local now left
   now=$(snapshot)
   if [[ $now != "$victims_before" ]]; then
     clobbered=$((clobbered + 1))
     note_failure "victims changed: $(diff <(echo "$victims_before") <(echo "$now") | grep '^[<>]' | head -n 4 | tr '\n' ' ')"
+    return
+  fi
+  # A writer's temporary left behind (mini-gpt's ".NAME.tmp.PID", the scripts' ".NAME.*.tmp"),
+  # unless a run started in the background may be writing one right now.
+  [[ -z $background ]] || return 0
+  left=$(find "$work" \( -name '.*.tmp.[0-9]*' -o -name '.*.tmp' \) -print 2> /dev/null | head -n 3)
+  if [[ -n $left ]]; then
+    clobbered=$((clobbered + 1))
+    note_failure "a temporary file was left behind: $(tr '\n' ' ' <<< "$left")"
+    find "$work" \( -name '.*.tmp.[0-9]*' -o -name '.*.tmp' \) -delete 2> /dev/null
   fi
 }
 
 # run_case LABEL STATUS PHRASE [STDOUT] -- ARGS...: runs mini-gpt ARGS with stdout to STDOUT
-# ("file" by default, "full" for /dev/full, "closed" for a closed descriptor). The command
+# ("file" by default, "full" for /dev/full, "closed" for a closed descriptor, "pipe" for a
+# pipe whose reader has exited). The command
 # run is "${runner[@]}" ARGS, and errors are expected as "$prog: error: ..."; both are
 # changed for the scripts' cases.
 runner=("$binary") prog=mini-gpt
@@ -70,6 +90,8 @@ run_case() {
   case $out_mode in
     full) timeout -s KILL "$timeout_s" "${runner[@]}" "$@" < /dev/null > /dev/full 2> err.txt; status=$? ;;
     closed) timeout -s KILL "$timeout_s" "${runner[@]}" "$@" < /dev/null >&- 2> err.txt; status=$? ;;
+    # A reader that has gone before the output comes (`| true`): the status is mini-gpt's.
+    pipe) timeout -s KILL "$timeout_s" "${runner[@]}" "$@" < /dev/null 2> err.txt | true; status=${PIPESTATUS[0]} ;;
     *) timeout -s KILL "$timeout_s" "${runner[@]}" "$@" < /dev/null > out.txt 2> err.txt; status=$? ;;
   esac
   judge "$status" "$expected" "$phrase"
@@ -87,6 +109,9 @@ judge() {
   fi
   if (( status > 128 && status != 130 && status != 143 )); then
     crashes=$((crashes + 1)); note_failure "killed by signal $((status - 128)): $(tail -c 300 err.txt)"; return
+  fi
+  if grep -aqE 'internal check failed|ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error: |Invalid read of|Invalid write of' err.txt; then
+    crashes=$((crashes + 1)); note_failure "an internal error or a memory error: $(grep -aE 'internal check|Sanitizer|runtime error|Invalid' err.txt | head -n 1 | cut -c1-300)"; return
   fi
   if grep -q '^Traceback' err.txt; then
     crashes=$((crashes + 1)); note_failure "a Python traceback: $(tail -n 1 err.txt | cut -c1-300)"; return
@@ -275,17 +300,20 @@ fi
 
 # craft SRC DST EDIT: rewrites a checkpoint with python: EDIT is python code run with
 # `meta` (the __metadata__ dict) and `data` (a bytearray of the data section) in scope;
-# the data checksum is dropped so that the edit, not the checksum, is what is judged.
+# the data and header checksums are dropped so that the edit, not a checksum, is what is judged.
+# With a fourth argument "keep", the checksums stay (and so judge the edit).
 craft() {
-  python3 - "$1" "$2" "$3" <<'PY'
+  python3 - "$1" "$2" "$3" "${4:-}" <<'PY'
 import json, struct, sys
-src, dst, edit = sys.argv[1:]
+src, dst, edit, keep = sys.argv[1:]
 raw = open(src, "rb").read()
 n = struct.unpack("<Q", raw[:8])[0]
 header = json.loads(raw[8:8 + n])
 data = bytearray(raw[8 + n:])
 meta = header["__metadata__"]
-meta.pop("data_sha256", None)
+if keep != "keep":
+    meta.pop("data_sha256", None)
+    meta.pop("header_sha256", None)
 exec(edit)
 text = json.dumps(header, separators=(",", ":")).encode()
 text += b" " * ((8 - len(text) % 8) % 8)
@@ -445,6 +473,391 @@ run_case "--compare --text ''" 2 "--text is empty" -- "${compare[@]}" --text ""
 run_case "--compare a text over block_size" 2 "more than the model's block_size of 16" -- "${compare[@]}" \
   --text "$(python3 -c 'import sys; print(open(sys.argv[1], encoding="utf-8").read().replace("\n", "")[:17])' "$corpus")"
 run_case "--compare a text within block_size" 0 "" -- "${compare[@]}" --text "${inspect[4]}"
+
+# --- 10. Issue 45: the new modes, the scripts and the program's start keep every promise.
+# Each part names the issue's class; the cases are its examples and their neighbours.
+corpus_text() { python3 -c 'import sys; t = open(sys.argv[1], encoding="utf-8").read().replace("\n", ""); print(t[int(sys.argv[2]):int(sys.argv[3])], end="")' "$corpus" "$@"; }
+text10=$(corpus_text 0 10)
+
+# Class 1: a model whose vocabulary has one symbol has no competitor, and a block_size of 1
+# leaves a context shift nothing to keep. Training it on the default probe set (every
+# prompt outside its vocabulary) also tests class 9: no "writing heads.html" without a page.
+python3 -c "print('a' * 4000, end='')" > one.txt
+printf '{"prompt": "aaaa", "answer": "a", "kind": "k", "source": 1}\n{"prompt": "aaaaa", "answer": "a", "kind": "j", "source": 2}\n' > one_probe.jsonl
+run_case "train a one-symbol vocabulary (probe prompts all outside it)" 0 "" -- \
+  "${train[@]}" --out runs/one --max-steps 3 --set data.path="$work/one.txt" --set train.eval_interval=2
+if grep -q "heads.html" err.txt out.txt || [[ -e runs/one/heads.html ]]; then
+  note_failure "a run with no probe prompt in its vocabulary speaks of heads.html: $(grep -h heads.html err.txt out.txt | head -n 1)"
+fi
+one=runs/one/latest.safetensors
+one_inspect=(inspect-heads --checkpoint "$one" --threads 1)
+run_case "one symbol: --patch" 2 "no other symbol" -- "${one_inspect[@]}" --patch --clean aaaa --corrupt aaaa
+run_case "one symbol: --patch --answer a" 2 "no other symbol" -- "${one_inspect[@]}" --patch --clean aaa --corrupt aaa --answer a
+run_case "one symbol: --patch --svg" 2 "no other symbol" -- "${one_inspect[@]}" --patch --clean aaaa --corrupt aaaa --svg one_patch.svg
+[[ ! -e one_patch.svg ]] || note_failure "a refused --patch wrote its --svg"
+run_case "one symbol: --patch --against a" 2 "names the answer itself" -- "${one_inspect[@]}" --patch --clean aaa --corrupt aaa --answer a --against a
+run_case "one symbol: --attribution" 2 "no other symbol" -- "${one_inspect[@]}" --attribution --text aaaa
+run_case "one symbol: --attribution --answer a --format json" 2 "no other symbol" -- "${one_inspect[@]}" --attribution --text aaaa --answer a --format json
+run_case "one symbol: --attribution --probe" 2 "no other symbol" -- "${one_inspect[@]}" --attribution --probe one_probe.jsonl
+run_case "one symbol: --html" 2 "no other symbol" -- "${one_inspect[@]}" --text aaaa --html one.html
+[[ ! -e one.html ]] || note_failure "a refused --html wrote its page"
+run_case "one symbol: --html --probe" 2 "no other symbol" -- "${one_inspect[@]}" --text aaaa --html one.html --probe one_probe.jsonl
+run_case "one symbol: --explain" 2 "no other symbol" -- "${one_inspect[@]}" --explain --probe one_probe.jsonl
+run_case "one symbol: --patch --probe (no replacement: skipped)" 0 "" -- "${one_inspect[@]}" --patch --probe one_probe.jsonl
+run_case "one symbol: --patch --probe --swap key" 0 "" -- "${one_inspect[@]}" --patch --probe one_probe.jsonl --swap key
+run_case "one symbol: --logit-lens" 0 "" -- "${one_inspect[@]}" --logit-lens --text aaaa
+run_case "one symbol: --composition" 0 "" -- "${one_inspect[@]}" --composition
+run_case "one symbol: --roles --probe (its direct logit column)" 2 "no other symbol" -- "${one_inspect[@]}" --roles --probe one_probe.jsonl
+run_case "one symbol: --trace" 0 "" -- "${one_inspect[@]}" --trace 0.0 --position 2 --text aaaa
+run_case "one symbol: sample" 0 "" -- sample --checkpoint "$one" --max-new-tokens 20 --threads 1
+run_case "one symbol: sample --context-shift" 0 "" -- sample --checkpoint "$one" --max-new-tokens 40 --context-shift --threads 1
+run_case "one symbol: eval --probe" 0 "" -- eval --checkpoint "$one" --probe one_probe.jsonl --threads 1
+run_case "train block_size 1" 0 "" -- "${train[@]}" --out runs/b1 --max-steps 3 --set model.block_size=1
+b1=runs/b1/latest.safetensors
+run_case "block_size 1: sample --context-shift" 0 "" -- sample --checkpoint "$b1" --context-shift --max-new-tokens 30 --threads 1
+[[ $(python3 -c 'import sys; print(len(open(sys.argv[1], encoding="utf-8").read()))' out.txt) -ge 30 ]] ||
+  note_failure "block_size 1 --context-shift printed $(wc -c < out.txt) bytes, not 30 symbols"
+run_case "block_size 1: sample --context-shift, two symbols" 0 "" -- sample --checkpoint "$b1" --context-shift --max-new-tokens 2 --threads 1
+run_case "block_size 1: sample --context-shift --prompt" 0 "" -- sample --checkpoint "$b1" --context-shift --prompt "$text10" --max-new-tokens 5 --threads 1
+run_case "block_size 1: sample (window)" 0 "" -- sample --checkpoint "$b1" --max-new-tokens 30 --threads 1
+run_case "block_size 1: sample --no-cache" 0 "" -- sample --checkpoint "$b1" --max-new-tokens 30 --no-cache --threads 1
+run_case "block_size 1: eval" 0 "" -- eval --checkpoint "$b1" --text-file text.txt --threads 1
+
+# Class 4: non-finite results of finite weights are refused where they arise (exit 1), a
+# head whose W_O is zero composes with nothing (0, not -nan), a floor record is checked.
+craft "$ckpt" huge.safetensors 'import array
+a = array.array("f"); a.frombytes(bytes(data))
+for i in range(len(a)): a[i] = max(-3e38, min(3e38, a[i] * 1e30))
+data[:] = a.tobytes()'
+# Composition needs two layers: a short run of the tiny config with n_layer 2.
+"$binary" "${train[@]}" --out runs/L2 --max-steps 3 --set model.n_layer=2 > /dev/null 2>&1 || note_failure "the two-layer run did not train"
+craft runs/L2/latest.safetensors huge2.safetensors 'import array
+a = array.array("f"); a.frombytes(bytes(data))
+for i in range(len(a)): a[i] = max(-3e38, min(3e38, a[i] * 1e30))
+data[:] = a.tobytes()'
+craft runs/L2/latest.safetensors zero_wo.safetensors 'e = header["blocks.0.attn.out_proj.weight"]["data_offsets"]
+data[e[0]:e[1]] = bytes(e[1] - e[0])'
+huge_inspect=(inspect-heads --checkpoint huge.safetensors --threads 1)
+run_case "huge weights: eval --json" 1 "the mean loss is" -- eval --checkpoint huge.safetensors --text-file text.txt --json --threads 1
+grep -qi 'nan' out.txt && note_failure "eval printed a NaN: $(cat out.txt)"
+run_case "huge weights: eval" 1 "the mean loss is" -- eval --checkpoint huge.safetensors --text-file text.txt --threads 1
+run_case "huge weights: sample" 1 "logit is" -- sample --checkpoint huge.safetensors --max-new-tokens 20 --threads 1
+run_case "huge weights: sample --temperature 0" 1 "logit is" -- sample --checkpoint huge.safetensors --max-new-tokens 20 --temperature 0 --threads 1
+run_case "huge weights: sample --no-cache" 1 "logit is" -- sample --checkpoint huge.safetensors --max-new-tokens 5 --no-cache --threads 1
+run_case "huge weights: --attribution --format json" 1 "overflow float32" -- "${huge_inspect[@]}" --attribution --text "$text10" --format json
+run_case "huge weights: --attribution --probe" 1 "overflow float32" -- "${huge_inspect[@]}" --attribution --probe "$source_dir/data/probe.jsonl"
+run_case "huge weights: --patch" 1 "overflow float32" -- "${huge_inspect[@]}" --patch --clean "$text10" --corrupt "$(corpus_text 10 20)"
+run_case "huge weights: --logit-lens" 1 "overflow float32" -- "${huge_inspect[@]}" --logit-lens --text "$text10"
+run_case "huge weights: --composition" 1 "composition score is" -- inspect-heads --checkpoint huge2.safetensors --composition --threads 1
+run_case "zero W_O: --composition" 0 "" -- inspect-heads --checkpoint zero_wo.safetensors --composition --threads 1
+grep -qi 'nan' out.txt && note_failure "--composition with a zero W_O printed NaN: $(grep -i nan out.txt | head -n 1)"
+run_case "zero W_O: --composition --format json" 0 "" -- inspect-heads --checkpoint zero_wo.safetensors --composition --format json --threads 1
+python3 -c 'import json, sys; json.load(open(sys.argv[1]))' out.txt 2> /dev/null || note_failure "--composition --format json is not JSON"
+
+# Floor records: a model trained on a copy of the corpus, with a floors.json beside it.
+mkdir -p fl && cp "$corpus" fl/corpus.txt
+"$binary" "${train[@]}" --out runs/fl --max-steps 2 --set data.path="$work/fl/corpus.txt" > /dev/null 2>&1 ||
+  note_failure "the floor records' run did not train"
+floors() {  # floors.json for text.txt: FLOOR ABOUT [KEY=VALUE python edits of the record r]
+  python3 - "$@" <<'PY'
+import hashlib, json, sys
+floor, about = float(sys.argv[1]), sys.argv[2]
+sha = lambda p: hashlib.sha256(open(p, "rb").read()).hexdigest()
+r = {"corpus_sha256": sha("fl/corpus.txt"), "block_size": 16, "val_fraction": 0.1, "validation_story_rows": 0.5,
+     "texts": [{"sha256": sha("text.txt"), "floor": floor, "about": about}]}
+for edit in sys.argv[3:]:
+    exec(edit)
+open("fl/floors.json", "w").write(json.dumps(r))
+PY
+}
+floors 99 "the text"
+run_case "floor record: floor 99" 2 "floor must be in [0, 13.93]" -- eval --checkpoint runs/fl/latest.safetensors --text-file text.txt --threads 1
+floors -1e300 "the text"
+run_case "floor record: floor -1e300" 2 "floor must be in [0, 13.93]" -- eval --checkpoint runs/fl/latest.safetensors --text-file text.txt --threads 1
+floors 0.5 "the text" 'r["val_fraction"] = 5'
+run_case "floor record: val_fraction 5" 2 "val_fraction must be a number in (0, 1)" -- eval --checkpoint runs/fl/latest.safetensors --text-file text.txt --threads 1
+floors 0.5 "the text" 'r["validation_story_rows"] = 1e308'
+run_case "floor record: validation floor 1e308" 2 "validation_story_rows must be in" -- eval --checkpoint runs/fl/latest.safetensors --text-file text.txt --threads 1
+floors 0.5 "$(printf 'the \033[2J\033]0;pwned\007text\302\233')"
+run_case "floor record: ESC, OSC and CSI in about" 0 "" -- eval --checkpoint runs/fl/latest.safetensors --text-file text.txt --threads 1
+no_raw_controls out.txt
+grep -q '^floor 0.500000 nats/symbol' out.txt || note_failure "eval does not print the floor: $(cat -v out.txt | tail -n 1)"
+run_case "floor record: --json with a floor" 0 "" -- eval --checkpoint runs/fl/latest.safetensors --text-file text.txt --json --threads 1
+grep -q '"floor": 0.5' out.txt || note_failure "eval --json does not give the floor: $(cat out.txt)"
+rm -f fl/floors.json
+
+# The checkpoint's header, config included, is covered by header_sha256 (docs/checkpoint.md).
+craft "$ckpt" rope_base.safetensors 'c = json.loads(meta["config"]); c["model"]["rope_base"] = 77.0; meta["config"] = json.dumps(c)' keep
+craft "$ckpt" rope_base_unsummed.safetensors 'c = json.loads(meta["config"]); c["model"]["rope_base"] = 77.0; meta["config"] = json.dumps(c)'
+craft "$ckpt" bad_header_sum.safetensors 'meta["header_sha256"] = "0" * 64' keep
+craft "$ckpt" step_edit.safetensors 'meta["step"] = "7"' keep
+craft "$ckpt" vocab_edit.safetensors 'v = json.loads(meta["vocab"]); v[-1] = chr(ord(v[-1]) + 1); meta["vocab"] = json.dumps(v)' keep
+craft "$ckpt" respaced.safetensors 'header = dict(reversed(list(header.items()))); header["__metadata__"] = dict(sorted(meta.items(), reverse=True))' keep
+run_case "header: an edited model.rope_base" 2 "header checksum mismatch" -- eval --checkpoint rope_base.safetensors --text-file text.txt --threads 1
+run_case "header: an edited model.rope_base (sample)" 2 "header checksum mismatch" -- sample --checkpoint rope_base.safetensors --threads 1
+run_case "header: an edited model.rope_base (resume)" 2 "header checksum mismatch" -- "${train[@]}" --resume rope_base.safetensors --out runs/rb --max-steps 30
+run_case "header: a wrong header_sha256" 2 "header checksum mismatch" -- eval --checkpoint bad_header_sum.safetensors --text-file text.txt --threads 1
+run_case "header: an edited step" 2 "header checksum mismatch" -- eval --checkpoint step_edit.safetensors --text-file text.txt --threads 1
+run_case "header: an edited vocabulary" 2 "header checksum mismatch" -- eval --checkpoint vocab_edit.safetensors --text-file text.txt --threads 1
+run_case "header: the same content spelled otherwise loads" 0 "" -- eval --checkpoint respaced.safetensors --text-file text.txt --threads 1
+run_case "header: no header_sha256 loads (the documented residual risk)" 0 "" -- eval --checkpoint rope_base_unsummed.safetensors --text-file text.txt --threads 1
+
+# Class 2: bounded time and memory. 80,000 duplicate probe rows (patching looked at every
+# other row for each), 200,000 distinct kinds (each kind was looked up among all), a
+# 1 GB line in metrics.jsonl (a resume read it whole). Each must end well within the limit:
+# the probe cases within 20 s (about a second when linear; quadratic, half a minute and more).
+python3 - "$corpus" <<'PY'
+import json, sys
+t = open(sys.argv[1], encoding="utf-8").read().replace("\n", "")
+symbols = []
+for c in t:
+    if c not in symbols:
+        symbols.append(c)
+    if len(symbols) == 12:
+        break
+c = symbols
+# value swap: the source holds the answer; key swap: c[0] is the key, once before the
+# source and again as the question's last symbol.
+item = {"prompt": c[0] + c[1] + c[2] + c[3] + c[4] + c[0], "answer": c[1], "kind": "who", "source": 1}
+with open("dup.jsonl", "w", encoding="utf-8") as f:
+    f.write((json.dumps(item, ensure_ascii=False) + "\n") * 80000)
+with open("kinds.jsonl", "w", encoding="utf-8") as f:
+    for i in range(200000):
+        f.write(json.dumps({"prompt": c[0] + c[1], "answer": c[2], "kind": f"k{i}"}, ensure_ascii=False) + "\n")
+PY
+timeout_s=20
+run_case "--patch --probe 80,000 duplicate rows --swap key" 0 "" -- inspect-heads --checkpoint "$ckpt" --threads 1 --patch --probe dup.jsonl --swap key
+run_case "--patch --probe 80,000 duplicate rows --swap value" 0 "" -- inspect-heads --checkpoint "$ckpt" --threads 1 --patch --probe dup.jsonl
+run_case "eval --probe 200,000 distinct kinds" 0 "" -- eval --checkpoint "$ckpt" --probe kinds.jsonl --json --threads 1
+timeout_s=${HOSTILE_TEST_TIMEOUT:-60}
+rm -f kinds.jsonl
+if [[ -z ${ASAN_OPTIONS:-} ]]; then
+  cp -r runs/A runs/bigline && truncate -s +1G runs/bigline/metrics.jsonl
+  ulimit -S -v 3000000
+  run_case "--resume past a 1 GB metrics.jsonl line, under ulimit -v 3 GB" 0 "" -- \
+    "${train[@]}" --resume runs/bigline/latest.safetensors --max-steps 22
+  ulimit -S -v unlimited
+  (( $(stat -c %s runs/bigline/metrics.jsonl) < 1000000 )) || note_failure "the 1 GB line was kept"
+  rm -rf runs/bigline
+fi
+
+# Class 3: nothing lost or left behind. make_corpus checks floors.json before it writes;
+# Ctrl-C or SIGTERM during --html or --svg removes the temporary; a benchmark removes its
+# temporary folder; threads that cannot start leave no run folder.
+for kind in link fifo folder; do
+  mkdir -p "mc_$kind" && echo "old corpus" > "mc_$kind/corpus.txt" && echo "old probe" > "mc_$kind/probe.jsonl"
+  case $kind in
+    link) ln -s ../target.txt "mc_$kind/floors.json" ;;
+    fifo) mkfifo "mc_$kind/floors.json" ;;
+    folder) mkdir "mc_$kind/floors.json" ;;
+  esac
+  victims+=("mc_$kind/corpus.txt" "mc_$kind/probe.jsonl" "mc_$kind/floors.json")
+done
+runner=(python3 "$source_dir/scripts/make_corpus.py") prog=make_corpus
+run_case "make_corpus: floors.json a symlink" 2 "is a symbolic link" -- --out mc_link --symbols 500000
+run_case "make_corpus: floors.json a FIFO" 2 "is a FIFO" -- --out mc_fifo --symbols 500000
+run_case "make_corpus: floors.json a folder" 2 "is a directory" -- --out mc_folder --symbols 500000
+runner=("$binary") prog=mini-gpt
+
+# kill_during_write LABEL SIGNAL STATUS OUT -- ARGS: runs mini-gpt ARGS in the background
+# and sends SIGNAL the moment OUT's temporary appears (up to 40 tries, until one lands).
+kill_during_write() {
+  local label_=$1 signal=$2 wanted=$3 out=$4 landed=0 tries=0 pid status=0
+  shift 5
+  label=$label_ cases=$((cases + 1))
+  record_victims
+  local dir base
+  dir=$(dirname "$out") base=$(basename "$out")
+  while (( landed == 0 && tries < 40 )); do
+    tries=$((tries + 1))
+    rm -f "$out"
+    # (Started through python, which gives it SIGINT's default action: bash starts a
+    # background job with SIGINT ignored, and mini-gpt keeps a signal its parent ignores.)
+    python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+      "$binary" "$@" < /dev/null > /dev/null 2> err.txt &
+    pid=$!
+    while kill -0 "$pid" 2> /dev/null; do
+      if compgen -G "$dir/.$base.tmp.*" > /dev/null; then kill "-$signal" "$pid"; landed=1; break; fi
+    done
+    wait "$pid" 2> /dev/null; status=$?  # (the shell would report the signal on stderr)
+  done
+  if (( landed == 0 )); then
+    note_failure "the signal never landed during the write in $tries tries"
+  elif (( status != wanted && status != 0 )); then
+    if (( status > 128 )); then crashes=$((crashes + 1)); fi
+    note_failure "exit status $status after SIG$signal during the write, expected $wanted: $(tail -n 2 err.txt)"
+  fi
+  check_victims
+}
+long_text=$(corpus_text 0 16)
+kill_during_write "SIGTERM while --html writes" TERM 143 page.html -- inspect-heads --checkpoint "$ckpt" --text "$long_text" --html page.html --threads 1
+kill_during_write "SIGINT while --html writes" INT 130 page.html -- inspect-heads --checkpoint "$ckpt" --text "$long_text" --html page.html --threads 1
+kill_during_write "SIGTERM while --svg writes" TERM 143 heads.svg -- inspect-heads --checkpoint "$ckpt" --text "$long_text" --svg heads.svg --threads 1
+kill_during_write "SIGHUP while --svg writes" HUP 129 heads.svg -- inspect-heads --checkpoint "$ckpt" --text "$long_text" --svg heads.svg --threads 1
+
+mkdir -p bench_tmp
+runner=(env TMPDIR="$work/bench_tmp" python3 "$source_dir/scripts/benchmark.py") prog=benchmark
+run_case "benchmark: leaves no temporary folder" 0 "" -- --binary "$binary" --rounds 1 --only-sampling --no-profile \
+  --sample-tokens 2 --long-tokens 4 --threads 1 --reference /nonexistent/torch_reference.py
+[[ -z $(ls -A bench_tmp) ]] || { clobbered=$((clobbered + 1)); note_failure "benchmark left $(ls -A bench_tmp | head -n 2 | tr '\n' ' ')"; rm -rf bench_tmp/*; }
+run_case "benchmark: --rounds 0" 2 "--rounds: must be in [1, " -- --rounds 0
+run_case "benchmark: --rounds abc" 2 "--rounds: expected an integer" -- --rounds abc
+run_case "benchmark: --threads -1" 2 "--threads: must be in [1, 256]" -- --threads -1
+run_case "benchmark: --threads 0" 2 "--threads: must be in [1, 256]" -- --threads 0
+run_case "benchmark: --train-steps 0" 2 "--train-steps: must be in [1, " -- --train-steps 0
+run_case "benchmark: --small-repeats 0" 2 "--small-repeats: must be in [1, " -- --small-repeats 0 --busy 1
+runner=("$binary") prog=mini-gpt
+
+if [[ -z ${ASAN_OPTIONS:-} ]]; then
+  # A model wide enough for its products to run on a team (the tiny one runs every loop on
+  # one thread, so libgomp would never start one). A thread's stack is RLIMIT_STACK (1 GB
+  # here): 15 of them do not fit in 4 GB, and libgomp used to end the process at its first
+  # parallel loop, after train had made the run folder, with its own line.
+  wide=(--set model.n_embd=64 --set model.block_size=64 --set train.batch_size=32)
+  "$binary" "${train[@]}" --out runs/wide --max-steps 2 "${wide[@]}" > /dev/null 2>&1 || note_failure "the wide run did not train"
+  stack_limit=$(ulimit -S -s)
+  ulimit -S -s 1000000; ulimit -S -v 4000000
+  run_case "train --threads 16 when threads cannot start" 1 "cannot start 16 threads" -- \
+    train --config "$config" --threads 16 --max-steps 3 --out runs/nothreads "${wide[@]}"
+  [[ ! -e runs/nothreads ]] || note_failure "a failed thread start left the run folder runs/nothreads"
+  run_case "sample --threads 16 when threads cannot start" 1 "cannot start 16 threads" -- \
+    sample --checkpoint runs/wide/latest.safetensors --threads 16 --max-new-tokens 3 --prompt "$(corpus_text 0 40)"
+  run_case "eval --threads 8 when threads cannot start" 1 "cannot start 8 threads" -- \
+    eval --checkpoint runs/wide/latest.safetensors --text-file text.txt --threads 8
+  ulimit -S -v unlimited; ulimit -S -s "$stack_limit"
+fi
+
+# Class 5: one process, started once: the loader, valgrind and qemu run all of it, and
+# libgomp reads the short spin from the process's own getenv.
+loader=$(ls /lib64/ld-linux-x86-64.so.2 2> /dev/null || true)
+if [[ -n $loader && -z ${ASAN_OPTIONS:-} ]]; then
+  runner=("$loader" "$binary")
+  run_case "the loader runs eval" 0 "" -- eval --checkpoint "$ckpt" --text-file text.txt --threads 1
+  run_case "the loader runs sample" 0 "" -- sample --checkpoint "$ckpt" --max-new-tokens 5 --threads 1
+  run_case "the loader runs --version" 0 "" -- --version
+  run_case "the loader: a refusal is one line" 2 "does not exist" -- eval --checkpoint "$ckpt" --text-file missing.txt
+  runner=("$binary")
+fi
+if command -v valgrind > /dev/null && [[ -z ${ASAN_OPTIONS:-} ]]; then
+  runner=(valgrind -q --error-exitcode=99 "$binary")
+  run_case "valgrind runs --version" 0 "" -- --version
+  grep -q '^mini-gpt ' out.txt || note_failure "valgrind mini-gpt --version printed: $(head -c 200 out.txt)"
+  runner=("$binary")
+fi
+if command -v qemu-x86_64 > /dev/null && [[ -z ${ASAN_OPTIONS:-} ]]; then
+  runner=(env OPENBLAS_CORETYPE=Nehalem qemu-x86_64 -cpu Nehalem "$binary")
+  run_case "qemu -cpu Nehalem runs --version on the baseline kernels" 0 "" -- --version
+  grep -q 'kernels: baseline (this CPU runs baseline;' out.txt || note_failure "under qemu -cpu Nehalem: $(tail -n 1 out.txt)"
+  runner=("$binary")
+fi
+runner=(env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT OMP_DISPLAY_ENV=verbose "$binary")
+run_case "libgomp reads the short spin, once" 0 "" -- --version
+(( $(grep -c "GOMP_SPINCOUNT = '3000'" err.txt) == 1 && $(grep -c "GOMP_SPINCOUNT = '300000'" err.txt) == 0 )) ||
+  note_failure "OMP_DISPLAY_ENV shows GOMP_SPINCOUNT $(grep -o "GOMP_SPINCOUNT = '[0-9]*'" err.txt | tr '\n' ' ')"
+runner=(env OMP_DISPLAY_ENV=verbose GOMP_SPINCOUNT=77 "$binary")
+run_case "a user's GOMP_SPINCOUNT is kept" 0 "" -- --version
+grep -q "GOMP_SPINCOUNT = '77'" err.txt || note_failure "GOMP_SPINCOUNT=77 was not kept"
+
+# Class 6: one error line and thread counts. libgomp's own warning about a bad
+# OMP_NUM_THREADS is the runtime's (once); mini-gpt's line stays one; counts past 256 are cut.
+runner=(env OMP_NUM_THREADS=abc "$binary")
+cases=$((cases + 1)); label="a bad OMP_NUM_THREADS: libgomp's warning once, our error one line"; record_victims
+timeout -s KILL "$timeout_s" "${runner[@]}" eval --checkpoint "$ckpt" --text-file missing.txt < /dev/null > out.txt 2> err.txt; status=$?
+if (( status != 2 )); then note_failure "exit $status: $(tail -n 2 err.txt)"
+elif (( $(grep -c '^mini-gpt: error: ' err.txt) != 1 )); then note_failure "not one error line: $(cat err.txt)"
+elif (( $(grep -c 'libgomp' err.txt) > 1 )); then note_failure "libgomp warned $(grep -c libgomp err.txt) times"
+else refused=$((refused + 1)); fi
+check_victims
+runner=(env OMP_NUM_THREADS=300 "$binary")
+run_case "OMP_NUM_THREADS=300, --threads 0: at most 256" 0 "" -- train --config "$config" --threads 0 --max-steps 2 --out runs/omp300 \
+  --set 'data.probe_path=""' 
+grep -q '"threads":300' runs/omp300/metrics.jsonl 2> /dev/null && note_failure "metrics.jsonl records 300 threads"
+run_case "OMP_NUM_THREADS=300 sample" 0 "" -- sample --checkpoint "$ckpt" --max-new-tokens 3
+runner=("$binary")
+run_case "sample to a closed pipe" 1 "cannot write to standard output" pipe -- sample --checkpoint "$ckpt" --max-new-tokens 2000 --threads 1
+run_case "eval to a closed pipe" 1 "cannot write to standard output" pipe -- eval --checkpoint "$ckpt" --text-file text.txt --threads 1
+run_case "inspect-heads to a closed pipe" 1 "cannot write to standard output" pipe -- "${inspect[@]}" --threads 1
+run_case "inspect-heads --format json to a closed pipe" 1 "cannot write to standard output" pipe -- "${inspect[@]}" --format json --threads 1
+run_case "--version to a closed pipe" 1 "cannot write to standard output" pipe -- --version
+run_case "train to a closed pipe" 1 "cannot write to standard output" pipe -- "${train[@]}" --out runs/pipe --max-steps 2
+
+# Class 9: messages. A 254-byte output name; the value --top-p was given; the file eval
+# found too short; a resume that cannot go on; train's banner on stderr.
+name254=$(printf 'n%.0s' {1..250}).svg name255=$(printf 'n%.0s' {1..251}).svg name256=$(printf 'n%.0s' {1..252}).svg
+run_case "--svg with a 254-byte name" 0 "" -- "${inspect[@]}" --svg "$name254"
+[[ -s $name254 ]] || note_failure "no $name254"
+run_case "--svg with a 255-byte name" 0 "" -- "${inspect[@]}" --svg "$name255"
+run_case "--svg with a 256-byte name" 1 "File name too long" -- "${inspect[@]}" --svg "$name256"
+run_case "--html with a 254-byte name" 0 "" -- "${inspect[@]}" --html "${name254%.svg}.htm"
+rm -f "$name254" "$name255" "${name254%.svg}.htm"
+run_case "--top-p 1.0000001" 2 "found 1.0000001" -- sample --checkpoint "$ckpt" --top-p 1.0000001
+run_case "--top-p 0" 2 "must be in (0, 1], found 0" -- sample --checkpoint "$ckpt" --top-p 0
+run_case "--top-p -0.25" 2 "found -0.25" -- sample --checkpoint "$ckpt" --top-p -0.25
+run_case "--temperature -0.5" 2 "found -0.5" -- sample --checkpoint "$ckpt" --temperature -0.5
+corpus_text 0 2 > short.txt
+run_case "eval on a too-short text names it" 2 "short.txt" -- eval --checkpoint "$ckpt" --text-file short.txt
+printf '%s' "$text10" > short10.txt
+run_case "eval on a text of 10 symbols (block 16) names it" 2 "short10.txt: text has 10 symbols" -- eval --checkpoint "$ckpt" --text-file short10.txt
+craft "$ckpt" far_step.safetensors 'meta["step"] = "999999999999999999"'
+mkdir -p runs/far && mv far_step.safetensors runs/far/latest.safetensors
+run_case "resume from step 10^18-1" 2 "no step left to train to" -- "${train[@]}" --resume runs/far/latest.safetensors --max-steps 1000000000000
+run_case "resume from step 10^18-1, default --max-steps" 2 "no step left to train to" -- "${train[@]}" --resume runs/far/latest.safetensors
+run_case "train's banner on stderr" 0 "" -- "${train[@]}" --out runs/banner --max-steps 2
+grep -q '; kernels: ' out.txt && note_failure "train's banner is on stdout"
+grep -q '^mini-gpt .*; kernels: ' err.txt || note_failure "train's banner is not on stderr: $(head -n 1 err.txt)"
+
+# Classes 2 and 8: the scripts. Usage errors are exit 2 and one line; nothing runs without
+# bound (each case under ulimit -v 4 GB, so that an unbounded one fails, not the machine).
+ulimit -S -v 4000000
+runner=(python3 "$source_dir/scripts/fit_gelu_tail.py") prog=fit_gelu_tail
+run_case "fit_gelu_tail: --degree -1" 2 "--degree: must be in [1, 30]" -- --degree -1
+run_case "fit_gelu_tail: --degree 0" 2 "--degree: must be in [1, 30]" -- --degree 0
+run_case "fit_gelu_tail: --degree 31" 2 "--degree: must be in [1, 30]" -- --degree 31
+run_case "fit_gelu_tail: --degree 10^23" 2 "--degree: must be in [1, 30]" -- --degree 99999999999999999999999
+run_case "fit_gelu_tail: --degree abc" 2 "--degree: expected an integer" -- --degree abc
+run_case "fit_gelu_tail: --degree 8" 0 "" -- --degree 8
+grep -q 'constexpr float kTail\[\]' out.txt || note_failure "fit_gelu_tail printed no constants"
+runner=(python3 "$source_dir/scripts/check_layers.py") prog=check_layers
+run_case "check_layers: a missing folder" 2 "is not a folder" -- "$work/no_such_src"
+run_case "check_layers: a file" 2 "is not a folder" -- "$work/text.txt"
+run_case "check_layers: two folders" 2 "unrecognized arguments" -- "$source_dir/src" "$source_dir/src"
+run_case "check_layers: --bogus" 2 "unrecognized arguments" -- --bogus
+cp -r "$source_dir/src" layers_src
+mkfifo layers_src/core/fifo.h
+ln -s /dev/zero layers_src/core/zero.cpp
+ln -s ../../target.txt layers_src/core/outside.h
+ln -s / layers_src/core/root_link
+run_case "check_layers: a FIFO, /dev/zero, a link out of the tree and to / in it" 0 "" -- "$work/layers_src"
+grep -q ' 0 upward, sideways or refused includes' out.txt || note_failure "check_layers: $(tail -n 1 out.txt)"
+rm -rf layers_src
+runner=("${plot[@]}") prog=plot_metrics
+run_case "plot: --floor=-1e308" 2 "--floor: must be in [0, 1000]" -- runs/A --floor=-1e308 -o new.svg
+run_case "plot: --floor 2000" 2 "--floor: must be in [0, 1000]" -- runs/A --floor 2000 -o new.svg
+run_case "plot: --loss-max 1e309" 2 "--loss-max: must be a finite number" -- runs/A --loss-max 1e309 -o new.svg
+run_case "plot: --floor 0.5 --loss-max 0.45000000000000007" 2 "is not at least 0.001 above the axis's bottom" -- \
+  runs/A --floor 0.5 --loss-max 0.45000000000000007 -o new.svg
+run_case "plot: --loss-max just above the bottom" 2 "is not at least 0.001 above" -- runs/A --floor 0.5 --loss-max 0.4501 -o new.svg
+run_case "plot: --floor 0.5 --loss-max 0.46 draws" 0 "" -- runs/A --floor 0.5 --loss-max 0.46 -o narrow.svg
+(( $(grep -c '<text' narrow.svg) < 200 )) || note_failure "narrow.svg holds $(grep -c '<text' narrow.svg) texts"
+runner=(python3 "$source_dir/scripts/make_corpus.py") prog=make_corpus
+run_case "make_corpus: --probe-items 400000" 2 "--probe-items: must be in [1, 200000]" -- --probe-seed 7 --probe-items 400000 --probe-out big.jsonl
+run_case "make_corpus: --probe-items 200001" 2 "--probe-items: must be in [1, 200000]" -- --probe-seed 7 --probe-items 200001 --probe-out big.jsonl
+runner=(/usr/bin/python3 "$source_dir/scripts/screenshot_explorer.py") prog=screenshot_explorer
+echo "<html></html>" > tiny.html
+run_case "screenshot_explorer: --head abc" 2 "--head: expected L.H" -- tiny.html shot.png --head abc
+run_case "screenshot_explorer: --head 1" 2 "--head: expected L.H" -- tiny.html shot.png --head 1
+run_case "screenshot_explorer: --head 1.-1" 2 "--head: expected L.H" -- tiny.html shot.png --head 1.-1
+run_case "screenshot_explorer: --query -1" 2 "--query: must be in [0, " -- tiny.html shot.png --query -1
+run_case "screenshot_explorer: a missing page" 2 "cannot read" -- missing.html shot.png
+ulimit -S -v unlimited
+if [[ -x /usr/bin/chromium && -x /usr/bin/chromedriver ]] && /usr/bin/python3 -c 'import selenium' 2> /dev/null; then
+  "$binary" "${inspect[@]}" --html shot_page.html > /dev/null 2>&1
+  run_case "screenshot_explorer: --head 9.9 on a page of 1 x 2 heads" 2 "--head 9.9: the page shows no such head" -- \
+    shot_page.html shot.png --head 9.9
+  run_case "screenshot_explorer: --query 999" 2 "--query 999: the page's text has no such position" -- \
+    shot_page.html shot.png --query 999
+fi
+runner=("$binary") prog=mini-gpt
 
 # --- 9. MPI ranks started with different settings refuse before the first step (every
 # rank one line, exit 2; a different model used to end in a double free, exit 134).

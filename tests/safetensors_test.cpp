@@ -127,7 +127,7 @@ TEST_F(SafetensorsTest, RoundTripIsBitExactWithMetadataAndFileOrder) {
   SafetensorsFile file = read_safetensors(path);
   EXPECT_EQ(file.metadata.at("note"), "小丁拿着红色的苹果。");
   EXPECT_EQ(file.metadata.at("empty"), "");
-  ASSERT_EQ(file.metadata.size(), 3u);  // plus data_sha256
+  ASSERT_EQ(file.metadata.size(), 4u);  // plus data_sha256 and header_sha256
   ASSERT_EQ(file.tensors.size(), 4u);
   EXPECT_EQ(file.tensors[0].first, "zeta");
   EXPECT_EQ(file.tensors[1].first, "alpha");
@@ -244,6 +244,32 @@ TEST_F(SafetensorsTest, RefusesAFlippedDataByteByItsChecksum) {
   bytes[bytes.size() - 3] ^= 0x01;  // one bit inside the last float
   write_bytes(path, bytes);
   expect_refused(path, {"data checksum mismatch", "data_sha256"});
+}
+
+// The header's checksum (issue 45): an edited metadata value (a config's model.rope_base)
+// or tensor entry is refused; the same edit with header_sha256 taken out loads, as a file
+// written by another program (the PyTorch reference) does.
+TEST_F(SafetensorsTest, RefusesAnEditedHeaderByItsChecksumAndLoadsOneWithout) {
+  Tensor a = Tensor::from({4}, {1.0f, 2.0f, 3.0f, 4.0f});
+  const fs::path path = dir_ / "edited.safetensors";
+  write_safetensors(path, {{"config", R"({"model":{"rope_base":10000}})"}}, {{"a", &a}});
+  const std::string bytes = read_bytes(path);
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = n << 8 | static_cast<unsigned char>(bytes[i]);
+  std::string header = bytes.substr(8, n);
+  const std::string data = bytes.substr(8 + n);
+  ASSERT_NE(header.find("\"header_sha256\":\"" + header_digest(read_safetensors(path).metadata, {{"a", {4}, 0, 16}}) + "\""),
+            std::string::npos)
+      << header;
+  const size_t at = header.find("10000");
+  ASSERT_NE(at, std::string::npos);
+  header.replace(at, 5, "99999");  // the same length: the padding and offsets stay
+  write_bytes(path, u64_le(header.size()) + header + data);
+  expect_refused(path, {"header checksum mismatch", "header_sha256", "edited or corrupted"});
+  const size_t key = header.find("\"header_sha256\"");
+  header.replace(key, 1, "\"x");  // the key renamed: no header checksum (and still valid JSON)
+  write_bytes(path, u64_le(header.size()) + header + data);
+  EXPECT_EQ(read_safetensors(path).metadata.at("config"), R"({"model":{"rope_base":99999}})");
 }
 
 TEST_F(SafetensorsTest, OverwriteReplacesTheFileAndLeavesNoTempFile) {

@@ -53,6 +53,17 @@ TEST(GeneratorTest, CachedLogitsEqualFullRecomputationWithinAndPastTheBlock) {
   }
 }
 
+// block_size 1 (issue 45): every symbol after the first shifts out the one cached position.
+TEST(GeneratorTest, ContextShiftAtBlockSizeOneKeepsGoing) {
+  Gpt model = test::small_model(/*n_layer=*/1, /*n_embd=*/16, /*block_size=*/1, /*vocab_size=*/13, /*seed=*/5, "rope");
+  Generator generator(model, GenerationMode::context_shift);
+  generator.start(std::vector<int32_t>{3});
+  for (int32_t id : {1, 2, 3, 4, 5}) {
+    generator.append(id);
+    for (float logit : generator.logits()) ASSERT_TRUE(std::isfinite(logit)) << id;
+  }
+}
+
 TEST(GeneratorTest, ContextShiftIsWindowModeWithinTheBlockAndKeepsGoingPastIt) {
   Gpt model = small_model("rope");
   const int64_t T = model.config().block_size;
@@ -242,6 +253,14 @@ TEST_F(SampleCliTest, BadInputExitsTwoNamingTheFault) {
   const size_t at = mismatch.find(from);
   ASSERT_NE(at, std::string::npos);
   mismatch.replace(at, from.size(), to);
+  const auto edited = *dir_ / "edited.safetensors";
+  std::ofstream(edited, std::ios::binary) << mismatch;
+  expect_usage_error(run_mini_gpt({"sample", "--checkpoint", edited.string()}, *dir_), "header checksum mismatch");
+  // The same edit with the header's checksum renamed away (same length): the disagreement
+  // itself is found.
+  const size_t sum = mismatch.find("\"header_sha256\"");
+  ASSERT_NE(sum, std::string::npos);
+  mismatch.replace(sum, 15, "\"header_sha25x\"");
   const auto disagree = *dir_ / "disagree.safetensors";
   std::ofstream(disagree, std::ios::binary) << mismatch;
   expect_usage_error(run_mini_gpt({"sample", "--checkpoint", disagree.string()}, *dir_), "blocks.1");

@@ -62,7 +62,12 @@ Run add_eval_command(CLI::App& app) {
     std::vector<std::string> json_fields;  // "key": value, in print order
     if (!options->text_file.empty()) {
       std::vector<int32_t> ids = loaded.vocab.encode(read_utf8_file(options->text_file, "--text-file"), options->text_file);
-      EvalResult result = evaluate_windows(loaded.model, ids);
+      EvalResult result;
+      try {
+        result = evaluate_windows(loaded.model, ids);
+      } catch (const InputError& e) {  // too short: the file is named
+        throw InputError("--text-file " + options->text_file + ": " + e.what());
+      }
       char field[64];
       std::snprintf(field, sizeof field, "\"loss\": %.9g", result.loss);
       json_fields.push_back(field);
@@ -80,7 +85,8 @@ Run add_eval_command(CLI::App& app) {
                     static_cast<long long>(result.predictions));
         if (floor)
           std::printf("floor %.6f nats/symbol (+%.6f): %s, recorded in %s\n", floor->floor, result.loss - floor->floor,
-                      floor->about.c_str(), (fs::path(loaded.config.data.path).parent_path() / kFloorRecordName).c_str());
+                      printable_text(floor->about).c_str(),
+                      printable_text((fs::path(loaded.config.data.path).parent_path() / kFloorRecordName).string()).c_str());
       }
     }
     if (!options->probe.empty()) {

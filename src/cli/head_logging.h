@@ -20,8 +20,11 @@ struct HeadLogging {
   // without a probe set.
   EvaluationCallback on_evaluation;
   // After the run: heads.html in RUN_DIR (report/explorer.h's write_run_explorer); the path
-  // written, or nothing when the run has no probe set.
-  std::function<std::optional<std::filesystem::path>(const std::filesystem::path& run_dir)> after_run;
+  // written, or nothing when the run has no probe set or none of its prompts is in the
+  // vocabulary. BEFORE_WRITING is called once it is sure a page will be made.
+  std::function<std::optional<std::filesystem::path>(const std::filesystem::path& run_dir,
+                                                     const std::function<void()>& before_writing)>
+      after_run;
 };
 
 HeadLogging head_logging();

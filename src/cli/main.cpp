@@ -17,6 +17,7 @@
 
 #include "cli/commands.h"
 #include "distributed/communicator.h"
+#include "io/atomic_file.h"
 #include "io/config.h"
 #include "kernels/cpu_variant.h"
 #include "kernels/gemm.h"
@@ -68,14 +69,30 @@ void warn_if_openblas_runs_old_kernels() {
 
 namespace {
 
-// libgomp takes its waiting policy from the environment once, when it loads, before
-// main: so when the user chose none, main sets mini-gpt's (kernels/runtime.h) and starts
-// this program again in place, once (the new image finds GOMP_SPINCOUNT set). If exec
-// fails, the run goes on under libgomp's default.
-void start_again_with_short_spin(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;
-  if (::setenv("GOMP_SPINCOUNT", mg::kGompSpinCount, 1) != 0) return;
-  ::execv("/proc/self/exe", argv);
+// Ctrl-C, SIGTERM or a hang-up during any command ends it as the signal's default action
+// would (exit 130, 143, 129), after unlinking the temporary of a file being written
+// (io/atomic_file.h), so that no ".NAME.tmp.PID" is left. train installs its own
+// handlers, which finish the step first. A signal the parent ignores (`nohup`, a
+// background job of a script) stays ignored.
+extern "C" void on_stop_signal(int signal_number) {
+  mg::remove_pending_temporary();
+  ::signal(signal_number, SIG_DFL);
+  ::raise(signal_number);
+}
+
+// A reader that closes the pipe (`mini-gpt sample | head -c 1`) makes the next write fail
+// with EPIPE instead of killing the process without a word: the write is then reported
+// as any failed write to stdout is, one line and exit 1 (docs/cli.md).
+void install_signal_handlers() {
+  for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old {};
+    if (::sigaction(signal_number, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    struct sigaction action {};
+    action.sa_handler = on_stop_signal;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(signal_number, &action, nullptr);
+  }
+  ::signal(SIGPIPE, SIG_IGN);
 }
 
 // Seconds a collective may wait for the other ranks before the job is declared broken.
@@ -152,8 +169,8 @@ int run(int argc, char** argv);
 
 int main(int argc, char** argv) {
   using namespace mg::cli;
-  start_again_with_short_spin(argv);
   hold_standard_descriptors();
+  install_signal_handlers();
   std::optional<mg::DistributedSession> session;
   try {
     choose_cpu_variant();

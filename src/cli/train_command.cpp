@@ -16,6 +16,7 @@
 #include "cli/head_logging.h"
 #include "core/error.h"
 #include "distributed/communicator.h"
+#include "io/atomic_file.h"
 #include "io/config.h"
 #include "io/floor_record.h"
 #include "train/train.h"
@@ -32,7 +33,10 @@ std::atomic<int> g_stop_signal{0};  // the signal that asked to stop: SIGINT, SI
 // A second signal ends the process at once (a run stuck before its first step, or a user
 // who will not wait for the step), with the same status and latest.safetensors as it was.
 extern "C" void on_sigint(int signal_number) {
-  if (g_stop_requested.load()) _exit(128 + signal_number);
+  if (g_stop_requested.load()) {
+    remove_pending_temporary();  // a checkpoint half written: its temporary goes
+    _exit(128 + signal_number);
+  }
   int none = 0;
   g_stop_signal.compare_exchange_strong(none, signal_number);
   g_stop_requested.store(true);
@@ -47,6 +51,7 @@ size_t g_terminated_length = 0;
 extern "C" void on_sigterm(int) {
   const ssize_t written = ::write(STDERR_FILENO, g_terminated_message, g_terminated_length);
   (void)written;
+  remove_pending_temporary();
   _exit(128 + SIGTERM);
 }
 
@@ -81,9 +86,8 @@ class ProgressPrinter {
   void operator()(const TrainProgress& p) {
     if (first_step_ < 0) {  // the first report: say which kernels run, once training has started
       first_step_ = p.step - 1;  // a resumed run starts past 0
-      // On stdout, before the run's summary: stderr keeps to progress and one-line errors.
-      std::printf("mini-gpt " MINI_GPT_VERSION "; %s\n", kernels_description().c_str());
-      std::fflush(stdout);
+      // On stderr, as docs/cli.md says: stdout keeps to the run's summary.
+      std::fprintf(stderr, "mini-gpt " MINI_GPT_VERSION "; %s\n", kernels_description().c_str());
       warn_if_openblas_runs_old_kernels();  // the job has set train.backend by now
     }
     if (p.val_loss) last_val_ = *p.val_loss;
@@ -167,13 +171,15 @@ void write_heads_page(const TrainResult& result, const HeadLogging& heads) {
   const std::filesystem::path run_dir = result.run_dir;
   // It scores the probe once per head (the ablation column): tens of seconds for the
   // default model, so the wait is announced (a run without a probe gets no page).
-  if (result.probe_accuracy) {
-    check_standard_output();  // the summary above reached its reader (else its error, not this line)
+  check_standard_output();  // the summary above reached its reader (else its error, not the page's lines)
+  // Announced only once the page is sure to be made (a probe whose prompts are all outside
+  // the vocabulary makes none).
+  const auto announce = [&] {
     std::fprintf(stderr, "writing %s (each head's role and ablation cost on the probe) ...\n",
-                 (run_dir / "heads.html").c_str());
-  }
+                 printable_text((run_dir / "heads.html").string()).c_str());
+  };
   try {
-    if (const auto page = heads.after_run(run_dir)) std::printf("head explorer %s\n", page->c_str());
+    if (const auto page = heads.after_run(run_dir, announce)) std::printf("head explorer %s\n", page->c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mini-gpt: warning: %s not written: %s\n", error_text((run_dir / "heads.html").string()).c_str(),
                  error_text(e.what()).c_str());

@@ -1,6 +1,8 @@
 // Typed errors' helpers: the internal check, and the text an error is shown as.
 #include "core/error.h"
 
+#include <cmath>
+
 namespace mg {
 namespace {
 
@@ -75,6 +77,12 @@ std::string error_text(std::string_view message) {
     at = close;
   }
   return out;
+}
+
+void require_finite(double value, std::string_view what) {
+  if (std::isfinite(value)) return;
+  throw Error(std::string(what) + " is " + (std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf") +
+              ": the checkpoint's weights, though finite, overflow float32 in the computation");
 }
 
 void check_failed(const char* condition, const std::string& message, const char* file, int line) {

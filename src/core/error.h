@@ -73,6 +73,11 @@ std::string printable_text(std::string_view text);
 inline constexpr size_t kMaxShownValue = 200;
 std::string error_text(std::string_view message);
 
+// Error (exit 1) "WHAT is nan: ..." unless VALUE is finite. A checkpoint's weights may
+// each be finite and still overflow float32 in a forward: the non-finite result is
+// refused where it arises, not printed as a number (docs/cli.md, exit statuses).
+void require_finite(double value, std::string_view what);
+
 [[noreturn]] void check_failed(const char* condition, const std::string& message, const char* file,
                                int line);
 

@@ -1,6 +1,8 @@
 // Probe-set loading: one JSON object per line, each checked with its line number.
 #include "data/probe.h"
 
+#include <unordered_map>
+
 #include <nlohmann/json.hpp>
 
 #include "data/json_limits.h"
@@ -68,6 +70,18 @@ std::vector<ProbeItem> load_probe_set(const std::filesystem::path& path) {
   }
   if (items.empty()) throw InputError("probe set " + path.string() + " holds no items");
   return items;
+}
+
+ProbeKinds probe_kinds(const std::vector<ProbeItem>& probes) {
+  ProbeKinds kinds;
+  std::unordered_map<std::string, size_t> index;
+  kinds.of_item.reserve(probes.size());
+  for (const ProbeItem& item : probes) {
+    const auto [it, fresh] = index.try_emplace(item.kind, kinds.names.size());
+    if (fresh) kinds.names.push_back(item.kind);
+    kinds.of_item.push_back(it->second);
+  }
+  return kinds;
 }
 
 }  // namespace mg

@@ -26,4 +26,12 @@ struct ProbeItem {
 // are ignored). InputError "PATH:LINE: ..." on the first bad line; an empty set is an error.
 std::vector<ProbeItem> load_probe_set(const std::filesystem::path& path);
 
+// The kinds of PROBES in order of first appearance, and each item's index among them: one
+// hash lookup per item, so that a set with a distinct kind per item stays linear.
+struct ProbeKinds {
+  std::vector<std::string> names;
+  std::vector<size_t> of_item;  // [probes.size()] index into names
+};
+ProbeKinds probe_kinds(const std::vector<ProbeItem>& probes);
+
 }  // namespace mg

@@ -28,7 +28,9 @@ EvalResult evaluate_windows(const Gpt& model, std::span<const int32_t> ids) {
     targets.assign(ids.begin() + first * T + 1, ids.begin() + (first + B) * T + 1);
     total += static_cast<double>(model.loss(inputs, targets, B, T).value()[0]) * static_cast<double>(B * T);
   }
-  return {total / static_cast<double>(windows * T), windows * T};
+  const double loss = total / static_cast<double>(windows * T);
+  require_finite(loss, "the mean loss");
+  return {loss, windows * T};
 }
 
 namespace {
@@ -64,12 +66,9 @@ double sampled_loss_sum(const Gpt& model, const TokenIds& split, int64_t batch_s
 ProbeScore score_probe(const Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, EvalShare share,
                        std::span<const HeadAblation> ablations) {
   ProbeScore score;
-  std::vector<size_t> kind_of(probes.size());  // index into score.kinds
-  for (size_t i = 0; i < probes.size(); ++i) {
-    const auto found = std::find(score.kinds.begin(), score.kinds.end(), probes[i].kind);
-    kind_of[i] = static_cast<size_t>(found - score.kinds.begin());
-    if (found == score.kinds.end()) score.kinds.push_back(probes[i].kind);
-  }
+  ProbeKinds kinds = probe_kinds(probes);
+  score.kinds = std::move(kinds.names);
+  const std::vector<size_t>& kind_of = kinds.of_item;  // index into score.kinds
   score.items = static_cast<int64_t>(probes.size());
   score.kind_correct.assign(score.kinds.size(), 0);
   score.kind_items.assign(score.kinds.size(), 0);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cmath>
 
 #include "core/error.h"
@@ -19,18 +20,27 @@ uint32_t descending_key(float value) {
   return ~ascending;
 }
 
+// VALUE as given: the shortest text that reads back as the same double ("1.0000001", not
+// std::to_string's "1.000000").
+std::string shortest(double value) {
+  char text[32];
+  const auto result = std::to_chars(text, text + sizeof text, value);
+  return std::string(text, result.ptr);
+}
+
 }  // namespace
 
 void validate_sampling(const SamplingSettings& s) {
   if (!(s.temperature >= 0.0) || !std::isfinite(s.temperature))
-    throw ArgumentError("temperature", " must be >= 0, found " + std::to_string(s.temperature));
+    throw ArgumentError("temperature", " must be >= 0, found " + shortest(s.temperature));
   if (s.top_k < 0) throw ArgumentError("top_k", " must be >= 0, found " + std::to_string(s.top_k));
   if (!(s.top_p > 0.0 && s.top_p <= 1.0))
-    throw ArgumentError("top_p", " must be in (0, 1], found " + std::to_string(s.top_p));
+    throw ArgumentError("top_p", " must be in (0, 1], found " + shortest(s.top_p));
 }
 
 int32_t choose_symbol(std::span<const float> logits, const SamplingSettings& s, Rng& rng) {
   const int64_t V = static_cast<int64_t>(logits.size());
+  for (float logit : logits) require_finite(logit, "a next-symbol logit");
   if (s.temperature == 0.0)  // the first maximum: ties go to the lowest id
     return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
 

@@ -60,6 +60,7 @@ Attribution attribute_logits(const Gpt& model, const Vocab& vocab, const std::ve
   r.against_symbol = vocab.symbol(r.against);
   r.logit = at_p[r.answer];
   r.against_logit = at_p[r.against];
+  require_finite(r.logit - r.against_logit, "the logit difference attributed");
   r.scale = hooks[hook::ln_final_scale].data()[P];
 
   // u = gamma * W_U[answer], and gamma * (W_U[answer] - W_U[against]) for the difference.
@@ -100,13 +101,17 @@ Attribution attribute_logits(const Gpt& model, const Vocab& vocab, const std::ve
     r.parts_logit += part.logit;
     r.parts_difference += part.difference;
   }
+  require_finite(r.parts_logit + r.parts_difference, "the sum of the attribution's parts");
   return r;
 }
 
 ProbeAttribution attribute_probe(const Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes) {
   ProbeAttribution out;
   const int64_t block = model.config().block_size;
-  for (const ProbeItem& item : probes) {
+  const ProbeKinds kinds = probe_kinds(probes);
+  std::vector<int64_t> kind_at(kinds.names.size(), -1);  // index into out.kinds, once an item of the kind counts
+  for (size_t i = 0; i < probes.size(); ++i) {
+    const ProbeItem& item = probes[i];
     std::optional<std::vector<int32_t>> ids = vocab.find_all(item.prompt);
     const std::optional<int32_t> answer = vocab.find(item.answer);
     if (!ids || ids->empty() || !answer) {
@@ -120,11 +125,12 @@ ProbeAttribution attribute_probe(const Gpt& model, const Vocab& vocab, const std
         out.part_names.push_back(p.name);
         out.part_heads.emplace_back(p.layer, p.head);
       }
-    auto kind = std::find_if(out.kinds.begin(), out.kinds.end(), [&](const KindAttribution& k) { return k.kind == item.kind; });
-    if (kind == out.kinds.end()) {
+    int64_t& at = kind_at[kinds.of_item[i]];
+    if (at < 0) {
+      at = static_cast<int64_t>(out.kinds.size());
       out.kinds.push_back({item.kind, 0, 0.0, std::vector<double>(a.parts.size(), 0.0)});
-      kind = out.kinds.end() - 1;
     }
+    KindAttribution* kind = &out.kinds[static_cast<size_t>(at)];
     ++kind->items;
     kind->difference += a.logit - a.against_logit;
     for (size_t i = 0; i < a.parts.size(); ++i) kind->parts[i] += a.parts[i].difference;

@@ -76,11 +76,20 @@ HeadMatrices head_matrices(const Matrix& wq, const Matrix& wk, const Matrix& wv,
   return {std::move(qk), std::move(ov), qn, on};
 }
 
+// NUMERATOR / (A B), a score: 0 when a head's OV or QK is zero (a W_O of zeros writes
+// nothing, so nothing composes with it; 0/0 would print -nan); Error when the weights
+// overflow float32 in the products.
+double composition_ratio(double numerator, double a, double b) {
+  const double score = a == 0.0 || b == 0.0 ? 0.0 : numerator / (a * b);
+  require_finite(score, "a composition score");
+  return score;
+}
+
 // The three scores of OV(h1) against h2.
 void score(const HeadMatrices& h1, const HeadMatrices& h2, double& q, double& k, double& v) {
-  q = norm(product(h1.ov, h2.qk)) / (h1.ov_norm * h2.qk_norm);
-  k = norm(product(h1.ov, h2.qk, true)) / (h1.ov_norm * h2.qk_norm);
-  v = norm(product(h1.ov, h2.ov)) / (h1.ov_norm * h2.ov_norm);
+  q = composition_ratio(norm(product(h1.ov, h2.qk)), h1.ov_norm, h2.qk_norm);
+  k = composition_ratio(norm(product(h1.ov, h2.qk, true)), h1.ov_norm, h2.qk_norm);
+  v = composition_ratio(norm(product(h1.ov, h2.ov)), h1.ov_norm, h2.ov_norm);
 }
 
 Matrix random_matrix(int64_t rows, int64_t cols, Rng& rng) {

@@ -14,6 +14,7 @@
 // A score alone says little: even unrelated rank-d subspaces overlap by chance. So each
 // mode has a baseline, the mean score of random matrices of the same shapes (normal
 // factors, centred alike), seeded; pairs far above it are the composition worth reading.
+// A head whose OV or QK is zero (a W_O of zeros) composes with nothing: its scores are 0.
 #pragma once
 
 #include <cstdint>

@@ -2,18 +2,29 @@
 #include "interp/explain.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "core/error.h"
 
 namespace mg {
 namespace {
 
+// The entries of KINDS by name, so that each kind is found in one lookup (a probe set with
+// a distinct kind per item stays linear).
 template <typename Kind>
-const Kind* find_kind(const std::vector<Kind>& kinds, const std::string& name) {
-  for (const Kind& k : kinds)
-    if (k.kind == name) return &k;
-  return nullptr;
-}
+class KindIndex {
+ public:
+  explicit KindIndex(const std::vector<Kind>& kinds) {
+    for (const Kind& k : kinds) index_.try_emplace(k.kind, &k);
+  }
+  const Kind* find(const std::string& name) const {
+    const auto it = index_.find(name);
+    return it == index_.end() ? nullptr : it->second;
+  }
+
+ private:
+  std::unordered_map<std::string, const Kind*> index_;
+};
 
 const CompositionPair* find_pair(const CompositionScores& c, const ChainHead& writer, const ChainHead& reader) {
   for (const CompositionPair& p : c.pairs)
@@ -32,6 +43,8 @@ Explanation explain_chains(const ProbeScore& score, const ProbeAttribution& attr
   out.skipped_attribution = attribution.skipped;
   out.skipped_value = value.skipped;
   out.skipped_key = key.skipped;
+  const KindIndex<KindAttribution> attribution_kinds(attribution.kinds);
+  const KindIndex<KindPatching> value_kinds(value.kinds), key_kinds(key.kinds);
   for (size_t k = 0; k < score.kinds.size(); ++k) {
     KindChain chain;
     chain.kind = score.kinds[k];
@@ -40,7 +53,7 @@ Explanation explain_chains(const ProbeScore& score, const ProbeAttribution& attr
     chain.learned = chain.accuracy >= kLearnedAccuracy;
 
     // The writer: the largest mean direct logit attribution among the heads.
-    if (const KindAttribution* a = find_kind(attribution.kinds, chain.kind)) {
+    if (const KindAttribution* a = attribution_kinds.find(chain.kind)) {
       chain.difference = a->difference;
       for (size_t p = 0; p < attribution.part_names.size(); ++p) {
         const auto [layer, head] = attribution.part_heads[p];
@@ -57,10 +70,10 @@ Explanation explain_chains(const ProbeScore& score, const ProbeAttribution& attr
     }
     if (chain.writer) {
       const int64_t writer_index = chain.writer->layer * value.n_head + chain.writer->head;
-      if (const KindPatching* v = find_kind(value.kinds, chain.kind)) chain.writer_restores = v->heads[writer_index];
+      if (const KindPatching* v = value_kinds.find(chain.kind)) chain.writer_restores = v->heads[writer_index];
       // The carrier: earlier heads that restore with the key swapped, ranked by how much the
       // writer's queries or keys read them.
-      if (const KindPatching* kp = find_kind(key.kinds, chain.kind)) {
+      if (const KindPatching* kp = key_kinds.find(chain.kind)) {
         for (int64_t l = 0; l < chain.writer->layer; ++l)
           for (int64_t h = 0; h < key.n_head; ++h) {
             const double restores = kp->heads[l * key.n_head + h];

@@ -19,6 +19,10 @@ int32_t best_symbol(const float* logits, int64_t V, int32_t exclude) {
   int32_t best = -1;
   for (int32_t v = 0; v < V; ++v)
     if (v != exclude && (best < 0 || logits[v] > logits[best])) best = v;
+  // Only a vocabulary of one symbol, that symbol excluded, leaves none: no competitor.
+  if (best < 0)
+    throw InputError("the model's vocabulary has " + std::to_string(V) +
+                     " symbol: there is no other symbol to measure the answer's logit against");
   return best;
 }
 

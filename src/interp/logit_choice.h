@@ -16,7 +16,8 @@ namespace mg {
 int32_t symbol_id(const Vocab& vocab, const std::string& option, const std::string& utf8);
 
 // The largest of LOGITS [V] other than EXCLUDE (-1: none); the lowest id on a tie, as the
-// probe's arg-max scores it.
+// probe's arg-max scores it. InputError when no symbol is left (a one-symbol vocabulary
+// has no competitor).
 int32_t best_symbol(const float* logits, int64_t V, int32_t exclude = -1);
 
 // 1 + how many symbols have a strictly larger logit than ID's: 1 is the model's choice.

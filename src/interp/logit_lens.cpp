@@ -57,6 +57,7 @@ LogitLens logit_lens(const Gpt& model, const Vocab& vocab, std::u32string_view t
   for (int64_t stage = 0; stage <= c.n_layer; ++stage) {
     const std::string point = stage == 0 ? hook::resid_pre(0) : hook::resid_post(stage - 1);
     const std::vector<float> out = read_out(model, hooks[point].data() + r.position * D);
+    for (float logit : out) require_finite(logit, "a logit of the lens");
     LensStage s;
     s.name = stage == 0 ? "embed" : "L" + std::to_string(stage - 1);
     std::vector<int32_t> order(static_cast<size_t>(V));

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "core/error.h"
 #include "interp/logit_choice.h"
@@ -17,7 +19,9 @@ namespace {
 double difference(const Tensor& logits, LogitPair pair) {
   const int64_t T = logits.dim(1), V = logits.dim(2);
   const float* row = logits.data() + (T - 1) * V;
-  return static_cast<double>(row[pair.answer]) - static_cast<double>(row[pair.against]);
+  const double d = static_cast<double>(row[pair.answer]) - static_cast<double>(row[pair.against]);
+  require_finite(d, "the logit difference patched");
+  return d;
 }
 
 Tensor run(const Gpt& model, const std::vector<int32_t>& ids, ForwardHooks* hooks) {
@@ -136,41 +140,75 @@ bool key_at(const ProbeItem& item, int64_t k) {
 
 }  // namespace
 
-std::vector<int64_t> key_offsets(const std::vector<ProbeItem>& probes, const std::string& kind) {
-  constexpr int64_t kFarthest = 8;
-  std::vector<int64_t> offsets;
-  for (int64_t k = 1; k <= kFarthest; ++k) {
-    bool any = false, all = true;
-    for (const ProbeItem& item : probes) {
-      if (item.kind != kind || !has_source(item)) continue;
-      any = true;
-      if (!key_at(item, k)) {
-        all = false;
-        break;
-      }
-    }
-    if (!any) return {};
-    if (all) offsets.push_back(k);
+namespace {
+
+constexpr int64_t kFarthestKey = 8;
+
+// Swap::key's offsets of every kind in one pass over the probe set (a kind's offsets are
+// those k at which all its items with a source hold the key; a kind without such items
+// has none).
+std::unordered_map<std::string, std::vector<int64_t>> all_key_offsets(const std::vector<ProbeItem>& probes) {
+  struct Holds {
+    bool at[kFarthestKey + 1];
+  };
+  std::unordered_map<std::string, Holds> holds;
+  for (const ProbeItem& item : probes) {
+    if (!has_source(item)) continue;
+    auto [it, fresh] = holds.try_emplace(item.kind);
+    for (int64_t k = 1; k <= kFarthestKey; ++k) it->second.at[k] = (fresh || it->second.at[k]) && key_at(item, k);
+  }
+  std::unordered_map<std::string, std::vector<int64_t>> offsets;
+  for (const auto& [kind, h] : holds) {
+    std::vector<int64_t>& o = offsets[kind];
+    for (int64_t k = 1; k <= kFarthestKey; ++k)
+      if (h.at[k]) o.push_back(k);
   }
   return offsets;
 }
 
-std::optional<CorruptPrompt> corrupt_prompt(const ProbeItem& item, const std::vector<ProbeItem>& probes,
-                                            const Vocab& vocab, int64_t block_size, Swap swap) {
+}  // namespace
+
+std::vector<int64_t> key_offsets(const std::vector<ProbeItem>& probes, const std::string& kind) {
+  auto all = all_key_offsets(probes);
+  const auto it = all.find(kind);
+  return it == all.end() ? std::vector<int64_t>{} : std::move(it->second);
+}
+
+CorruptionCandidates::CorruptionCandidates(const std::vector<ProbeItem>& probes, Swap swap) {
+  std::unordered_map<std::string, std::vector<int64_t>> key_offsets;
+  if (swap == Swap::key) key_offsets = all_key_offsets(probes);
+  std::unordered_map<std::string, std::unordered_set<std::u32string>> seen;
+  for (const ProbeItem& other : probes) {
+    auto [it, fresh] = kinds_.try_emplace(other.kind);
+    Kind& kind = it->second;
+    if (fresh) {
+      if (swap == Swap::value) kind.offsets = {0};
+      else if (auto found = key_offsets.find(other.kind); found != key_offsets.end()) kind.offsets = found->second;
+    }
+    if (kind.offsets.empty() || (swap == Swap::key && (!has_source(other) || other.source < kind.offsets.back())))
+      continue;
+    std::u32string symbols;  // the other item's symbols at the offsets: the replacements it offers
+    for (int64_t k : kind.offsets) symbols += swap == Swap::key ? other.prompt[static_cast<size_t>(other.source - k)] : other.answer;
+    if (seen[other.kind].insert(symbols).second) kind.candidates.push_back(std::move(symbols));
+  }
+}
+
+std::optional<CorruptPrompt> CorruptionCandidates::corrupt(const ProbeItem& item, const Vocab& vocab,
+                                                           int64_t block_size) const {
   const int64_t size = static_cast<int64_t>(item.prompt.size());
   const int64_t crop = std::max<int64_t>(0, size - block_size);
   if (!has_source(item) || item.source < crop) return std::nullopt;
-  // The offsets before the source to change (the answer's own, or every key's) and, in
-  // another item of the kind, the symbols at the same offsets: the candidate replacements.
-  const std::vector<int64_t> offsets = swap == Swap::key ? key_offsets(probes, item.kind) : std::vector<int64_t>{0};
+  // The offsets before the source to change (the answer's own, or every key's) and, from
+  // the kind's other items in file order, the symbols at the same offsets: the candidates.
+  const auto kind = kinds_.find(item.kind);
+  if (kind == kinds_.end()) return std::nullopt;
+  const std::vector<int64_t>& offsets = kind->second.offsets;
   if (offsets.empty() || item.source - offsets.back() < crop) return std::nullopt;
-  for (const ProbeItem& other : probes) {
-    if (other.kind != item.kind || (swap == Swap::key && (!has_source(other) || other.source < offsets.back())))
-      continue;
+  for (const std::u32string& candidate : kind->second.candidates) {
     std::u32string replacements;
-    for (int64_t k : offsets) {
-      const char32_t r = swap == Swap::key ? other.prompt[static_cast<size_t>(other.source - k)] : other.answer;
-      if (r == item.prompt[static_cast<size_t>(item.source - k)] || !vocab.find(r) ||
+    for (size_t i = 0; i < offsets.size(); ++i) {
+      const char32_t r = candidate[i];
+      if (r == item.prompt[static_cast<size_t>(item.source - offsets[i])] || !vocab.find(r) ||
           item.prompt.find(r) != std::u32string::npos || replacements.find(r) != std::u32string::npos)
         break;
       replacements += r;
@@ -189,6 +227,17 @@ std::optional<CorruptPrompt> corrupt_prompt(const ProbeItem& item, const std::ve
   return std::nullopt;
 }
 
+const std::vector<int64_t>& CorruptionCandidates::offsets(const std::string& kind) const {
+  static const std::vector<int64_t> none;
+  const auto it = kinds_.find(kind);
+  return it == kinds_.end() ? none : it->second.offsets;
+}
+
+std::optional<CorruptPrompt> corrupt_prompt(const ProbeItem& item, const std::vector<ProbeItem>& probes,
+                                            const Vocab& vocab, int64_t block_size, Swap swap) {
+  return CorruptionCandidates(probes, swap).corrupt(item, vocab, block_size);
+}
+
 ProbePatching patch_probe(const Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, Swap swap) {
   const ModelConfig& c = model.config();
   const int64_t V = c.vocab_size;
@@ -197,8 +246,10 @@ ProbePatching patch_probe(const Gpt& model, const Vocab& vocab, const std::vecto
   out.n_layer = c.n_layer;
   out.n_head = c.n_head;
   NoGradGuard no_grad;
+  const CorruptionCandidates candidates(probes, swap);
+  std::unordered_map<std::string, size_t> kind_index;  // into out.kinds
   for (const ProbeItem& item : probes) {
-    const std::optional<CorruptPrompt> prompt = corrupt_prompt(item, probes, vocab, c.block_size, swap);
+    const std::optional<CorruptPrompt> prompt = candidates.corrupt(item, vocab, c.block_size);
     const std::optional<std::vector<int32_t>> clean = prompt ? vocab.find_all(prompt->clean) : std::nullopt;
     const std::optional<int32_t> answer = vocab.find(item.answer);
     if (!prompt || !clean || !answer) {
@@ -223,13 +274,13 @@ ProbePatching patch_probe(const Gpt& model, const Vocab& vocab, const std::vecto
       continue;
     }
     const Patching p = sweep(model, *clean, corrupt, pair, clean_difference, corrupt_difference, false);
-    auto kind = std::find_if(out.kinds.begin(), out.kinds.end(), [&](const KindPatching& k) { return k.kind == item.kind; });
-    if (kind == out.kinds.end()) {
+    const auto [index, fresh] = kind_index.try_emplace(item.kind, out.kinds.size());
+    if (fresh) {
       KindPatching k{item.kind, 0, std::vector<double>(p.heads.size(), 0.0), 0.0, {}};
-      if (swap == Swap::key) k.key_offsets = key_offsets(probes, item.kind);
+      if (swap == Swap::key) k.key_offsets = candidates.offsets(item.kind);
       out.kinds.push_back(std::move(k));
-      kind = out.kinds.end() - 1;
     }
+    KindPatching* kind = &out.kinds[index->second];
     ++kind->items;
     const double gap = clean_difference - corrupt_difference;
     kind->gap += gap;

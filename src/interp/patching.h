@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "data/probe.h"
@@ -90,6 +91,24 @@ struct CorruptPrompt {
 };
 std::optional<CorruptPrompt> corrupt_prompt(const ProbeItem& item, const std::vector<ProbeItem>& probes,
                                             const Vocab& vocab, int64_t block_size, Swap swap = Swap::value);
+
+// The same for many items of one probe set: each kind's offsets and its distinct candidate
+// replacements (the symbols other items of the kind hold there, in file order) found once,
+// in one pass, so that patching a whole probe set is linear in its rows (40,000 duplicate
+// rows are one candidate) and corrupt_prompt's answers are unchanged.
+class CorruptionCandidates {
+ public:
+  CorruptionCandidates(const std::vector<ProbeItem>& probes, Swap swap);
+  std::optional<CorruptPrompt> corrupt(const ProbeItem& item, const Vocab& vocab, int64_t block_size) const;
+  const std::vector<int64_t>& offsets(const std::string& kind) const;  // key_offsets' (Swap::value: {0})
+
+ private:
+  struct Kind {
+    std::vector<int64_t> offsets;
+    std::vector<std::u32string> candidates;  // [distinct] each offsets.size() symbols
+  };
+  std::unordered_map<std::string, Kind> kinds_;
+};
 
 // Swap::key's offsets for KIND, nearest first: each k in [1, 8] at which every item of the
 // kind with a source has prompt[source - k] once in prompt[0, source) and equal to the

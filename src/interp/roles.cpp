@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "core/random.h"
@@ -154,6 +155,7 @@ RoleReport score_head_roles(const Gpt& model, const Vocab& vocab, const RoleOpti
   };
   std::vector<AnswerItem> answer_items;
   std::map<std::vector<int32_t>, std::vector<size_t>> items_of_ids;
+  std::unordered_map<std::string, size_t> kind_index;  // into kinds
   if (o.probes) {
     for (const ProbeItem& item : *o.probes) {
       int64_t source = answer_source(item);
@@ -165,8 +167,9 @@ RoleReport score_head_roles(const Gpt& model, const Vocab& vocab, const RoleOpti
       ids.erase(ids.begin(), ids.begin() + dropped);
       source -= dropped;
       if (source < 0) continue;
-      size_t kind = static_cast<size_t>(std::find(kinds.begin(), kinds.end(), item.kind) - kinds.begin());
-      if (kind == kinds.size()) kinds.push_back(item.kind);
+      const auto [at, fresh] = kind_index.try_emplace(item.kind, kinds.size());
+      if (fresh) kinds.push_back(item.kind);
+      const size_t kind = at->second;
       items_of_ids[ids].push_back(answer_items.size());
       answer_items.push_back({std::move(ids), source, kind, {}, {}});
     }

@@ -23,6 +23,11 @@ using WriteBody = std::function<int(int fd)>;
 // PATH is as it was and the temporary is gone.
 void write_file_atomically(const std::filesystem::path& path, const WriteBody& write_body);
 
+// Unlinks the temporary that write_file_atomically is writing, if any: async-signal-safe,
+// for the command line's SIGINT and SIGTERM handlers, so that a kill leaves no
+// ".NAME.tmp.PID" behind. (A temporary's NAME is cut when the whole would pass 255 bytes.)
+void remove_pending_temporary() noexcept;
+
 // The same for text in memory.
 void write_text_atomically(const std::filesystem::path& path, const std::string& text);
 

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/limits.h"
 #include "model_spec/model_config.h"
 
 namespace mg {
@@ -106,8 +107,6 @@ nlohmann::json config_to_json(const Config& config);
 // within their bounds, every string valid UTF-8 without NUL, ...); InputError on the first fault.
 void validate_config(const Config& config);
 
-// train.threads (and --threads) at most this; 0 means all cores.
-inline constexpr int64_t kMaxThreads = 256;
 // Step counts (max_steps, warmup, intervals) at most this: 10^12 steps, far beyond any run,
 // keeps every step * batch * block product inside an int64.
 inline constexpr int64_t kMaxStepCount = 1'000'000'000'000;

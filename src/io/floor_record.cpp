@@ -28,8 +28,13 @@ const json& field(const json& object, const char* key, Is is, const char* kind, 
 std::string text_field(const json& o, const char* key, const std::string& origin) {
   return field(o, key, [](const json& v) { return v.is_string(); }, "a string", origin).get<std::string>();
 }
-double number_field(const json& o, const char* key, const std::string& origin) {
-  return field(o, key, [](const json& v) { return v.is_number(); }, "a number", origin).get<double>();
+// A floor in nats per symbol: at least 0, and at most the entropy of a uniform choice among
+// every Unicode code point, ln(0x110000) = 13.92; a tampered record is refused, not printed.
+double floor_field(const json& o, const char* key, const std::string& origin) {
+  constexpr double kMaxFloor = 13.93;
+  return field(o, key, [](const json& v) { return v.is_number() && v.get<double>() >= 0.0 && v.get<double>() <= kMaxFloor; },
+               "in [0, 13.93] nats per symbol", origin)
+      .get<double>();
 }
 
 std::string file_sha256(const fs::path& path) {
@@ -60,12 +65,13 @@ std::optional<FloorRecord> read_floor_record(const fs::path& corpus) {
   record.corpus_sha256 = text_field(j, "corpus_sha256", origin);
   record.block_size = field(j, "block_size", [](const json& v) { return v.is_number_unsigned(); },
                             "a positive integer", origin).get<int64_t>();
-  record.val_fraction = number_field(j, "val_fraction", origin);
-  record.validation_story_rows = number_field(j, "validation_story_rows", origin);
+  record.val_fraction = field(j, "val_fraction", [](const json& v) { return v.is_number() && v.get<double>() > 0.0 && v.get<double>() < 1.0; },
+                              "a number in (0, 1)", origin).get<double>();
+  record.validation_story_rows = floor_field(j, "validation_story_rows", origin);
   const json& texts = field(j, "texts", [](const json& v) { return v.is_array(); }, "an array", origin);
   for (const json& t : texts) {
     if (!t.is_object()) throw InputError(origin + ": texts must hold objects, found " + json_excerpt(t));
-    record.texts.push_back({text_field(t, "sha256", origin), number_field(t, "floor", origin),
+    record.texts.push_back({text_field(t, "sha256", origin), floor_field(t, "floor", origin),
                             text_field(t, "about", origin)});
   }
   return record;

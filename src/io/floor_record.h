@@ -26,7 +26,7 @@ struct FloorRecord {
   struct Text {
     std::string sha256;  // of the text file's bytes
     double floor = 0.0;  // nats per prediction of eval --text-file's windows
-    std::string about;   // what the text is, for the printed line
+    std::string about;   // what the text is, for the printed line (raw: print it through printable_text)
   };
   std::vector<Text> texts;
 };

@@ -21,6 +21,10 @@ namespace mg {
 
 // Metadata key the writer adds: hex SHA-256 of the data section.
 inline constexpr const char* kDataSha256Key = "data_sha256";
+// And of the header: every other __metadata__ key and value (the config and vocabulary
+// included), and every tensor's name, shape and offsets (header_digest). A file with it is
+// refused when it does not match (an edited model.rope_base); a file without it loads.
+inline constexpr const char* kHeaderSha256Key = "header_sha256";
 
 // A header longer than this is refused before it is read (as the safetensors libraries
 // do), so a corrupt length field cannot make us allocate gigabytes.
@@ -39,8 +43,15 @@ struct SafetensorsEntry {
   uint64_t end = 0;
 };
 
+// Hex SHA-256 of a header's content in a canonical form independent of its JSON spelling:
+// each metadata key but header_sha256 with its value (key order), then each entry's name,
+// shape and offsets (offset order), every field ended by a NUL.
+std::string header_digest(const std::map<std::string, std::string>& metadata,
+                          const std::vector<SafetensorsEntry>& entries);
+
 // Writes PATH atomically: a temporary ".NAME.tmp.PID" beside it, fsync, rename over PATH,
-// fsync of the folder. metadata gets "data_sha256" added (a caller's value is replaced).
+// fsync of the folder. metadata gets "data_sha256" and then "header_sha256" added (a
+// caller's values are replaced).
 // On failure the old PATH is untouched, the temp file is removed, and IoError says
 // "cannot write PATH: <strerror>"; a PATH that is not a regular file (a device, FIFO,
 // symlink) is refused with an InputError (io/atomic_file.h).
@@ -50,8 +61,8 @@ void write_safetensors(const std::filesystem::path& path,
 
 // Reads in two steps so a caller can check names and shapes before any tensor memory is
 // allocated: the constructor reads and validates the header (size, JSON, dtypes, shapes,
-// offsets tiling the data section); read_tensors() then reads the data and verifies
-// data_sha256 when present. Every refusal is an InputError "PATH: what is wrong".
+// offsets tiling the data section, header_sha256 when present); read_tensors() then reads
+// the data and verifies data_sha256 when present. Every refusal is an InputError "PATH: what is wrong".
 class SafetensorsReader {
  public:
   explicit SafetensorsReader(const std::filesystem::path& path);

@@ -85,6 +85,12 @@ SafetensorsReader::SafetensorsReader(const std::filesystem::path& path) : path_(
   data_bytes_ = file_bytes - data_start_;
   parse_header(header_text);
   check_tiling();
+  if (auto it = metadata_.find(kHeaderSha256Key); it != metadata_.end()) {
+    const std::string found = header_digest(metadata_, entries_);
+    if (it->second != found)
+      refuse("header checksum mismatch: __metadata__.header_sha256 is " + json_excerpt(it->second, 66) +
+             ", the metadata and tensor entries hash to " + found + " (edited or corrupted)");
+  }
 }
 
 void SafetensorsReader::parse_header(const std::string& header_text) {

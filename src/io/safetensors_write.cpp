@@ -45,6 +45,25 @@ std::string build_header(const std::map<std::string, std::string>& metadata,
 
 }  // namespace
 
+std::string header_digest(const std::map<std::string, std::string>& metadata,
+                          const std::vector<SafetensorsEntry>& entries) {
+  Sha256 hash;
+  const auto field = [&](const std::string& text) { hash.update(text.c_str(), text.size() + 1); };  // with its NUL
+  for (const auto& [key, value] : metadata) {
+    if (key == kHeaderSha256Key) continue;
+    field(key);
+    field(value);
+  }
+  for (const SafetensorsEntry& entry : entries) {
+    field(entry.name);
+    std::string shape;
+    for (int64_t n : entry.shape) shape += std::to_string(n) + ",";
+    field(shape);
+    field(std::to_string(entry.begin) + "," + std::to_string(entry.end));
+  }
+  return hash.hex_digest();
+}
+
 void write_safetensors(const fs::path& path, const std::map<std::string, std::string>& metadata,
                        const std::vector<std::pair<std::string, const Tensor*>>& tensors) {
   std::set<std::string> names;
@@ -57,6 +76,15 @@ void write_safetensors(const fs::path& path, const std::map<std::string, std::st
   }
   std::map<std::string, std::string> full_metadata = metadata;
   full_metadata[kDataSha256Key] = data_hash.hex_digest();
+  std::vector<SafetensorsEntry> entries;  // as build_header lays them out
+  uint64_t offset = 0;
+  for (const auto& [name, tensor] : tensors) {
+    const uint64_t bytes = static_cast<uint64_t>(tensor->numel()) * sizeof(float);
+    entries.push_back({name, tensor->shape(), offset, offset + bytes});
+    offset += bytes;
+  }
+  full_metadata.erase(kHeaderSha256Key);
+  full_metadata[kHeaderSha256Key] = header_digest(full_metadata, entries);
   const std::string header = build_header(full_metadata, tensors);
 
   write_file_atomically(path, [&](int fd) {

@@ -20,9 +20,11 @@ std::string_view backend_name(GemmBackend backend);
 GemmBackend parse_gemm_backend(std::string_view name);  // InputError naming the choices
 
 // Threads for every kernel; 0 means the default (default_num_threads). Returns the count
-// now in force.
+// now in force. IoError when the system cannot start that many threads (`ulimit`), before
+// libgomp would end the process for it.
 int set_num_threads(int threads);
-// OMP_NUM_THREADS when the environment sets it, else one per core this process may use.
+// OMP_NUM_THREADS when the environment sets it, else one per core this process may use;
+// at most kMaxThreads (core/limits.h).
 int default_num_threads();
 int num_threads();
 int hardware_threads();
@@ -34,8 +36,8 @@ int free_cores();
 // set neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT (libgomp's own default, 300,000 spins,
 // is milliseconds: on a busy machine the spinning holds a core that the team's preempted
 // member needs, and training ran at a fifth of its speed beside one busy process).
-// Measured in docs/performance.md ("Busy machines"). libgomp reads it once, as it loads:
-// the command line sets it and starts the program again (cli/main.cpp).
+// Measured in docs/performance.md ("Busy machines"). libgomp reads it once, as it loads,
+// through getenv: the executable answers that call itself (cli/openmp_spin.cpp).
 inline constexpr const char* kGompSpinCount = "3000";
 
 }  // namespace mg

@@ -212,6 +212,10 @@ void Decoder::drop_oldest(int64_t count) {
   MG_CHECK(!rope_.cos.empty(), "decoder: a context shift needs RoPE positions");
   MG_CHECK(count >= 1 && count <= length_, "decoder: a context shift drops 1..length() positions");
   const int64_t kept = length_ - count;
+  if (kept == 0) {  // everything dropped (block_size 1): no key is left to turn
+    length_ = 0;
+    return;
+  }
   float* turned = h_.data();  // [kept, d] scratch: one head's kept keys as rows, for the RoPE kernel
   for (Layer& layer : layers_) {
     for (int64_t hd = 0; hd < H_; ++hd) {

@@ -273,12 +273,14 @@ std::string explorer_html(const json& data) {
 std::string_view shared_page_js() { return explorer_assets::kPageJs; }
 std::string_view shared_page_css() { return explorer_assets::kPageCss; }
 
-std::optional<std::filesystem::path> write_run_explorer(const std::filesystem::path& run_dir) {
+std::optional<std::filesystem::path> write_run_explorer(const std::filesystem::path& run_dir,
+                                                        const std::function<void()>& before_writing) {
   LoadedModel loaded = load_model(run_dir / "latest.safetensors");
   if (loaded.config.data.probe_path.empty()) return std::nullopt;
   const std::vector<ProbeItem> probes = load_probe_set(loaded.config.data.probe_path);
   const std::vector<std::vector<int32_t>> prompts = probe_texts(loaded.vocab, probes, loaded.model.config().block_size);
   if (prompts.empty()) return std::nullopt;
+  if (before_writing) before_writing();
   std::u32string text;
   for (int32_t id : prompts.front()) text += decode_utf8(loaded.vocab.symbol(id), "vocabulary");
   ExplorerOptions options;

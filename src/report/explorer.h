@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,7 +68,10 @@ std::string_view shared_page_css();
 
 // heads.html of a finished run: the model of RUN_DIR/latest.safetensors on the first
 // question of its config's probe set (the prompt's last block_size symbols), with the run's
-// curves. Returns the path written, or nothing when the config names no probe set.
-std::optional<std::filesystem::path> write_run_explorer(const std::filesystem::path& run_dir);
+// curves. Returns the path written, or nothing when the config names no probe set or none
+// of its prompts is in the vocabulary; BEFORE_WRITING (when given) is called first once a
+// page will be made (the command line announces the wait).
+std::optional<std::filesystem::path> write_run_explorer(const std::filesystem::path& run_dir,
+                                                        const std::function<void()>& before_writing = {});
 
 }  // namespace mg

@@ -24,8 +24,9 @@ json attribution_at(const Gpt& model, const Vocab& vocab, const std::vector<int3
 json patching_of(const Gpt& model, const Vocab& vocab, const std::vector<int32_t>& ids, const std::vector<ProbeItem>* probes) {
   if (!probes) return {{"available", false}, {"reason", "no probe set: the question's corrupted partner comes from it"}};
   const int64_t block = model.config().block_size;
+  const CorruptionCandidates candidates(*probes, Swap::value);
   for (const ProbeItem& item : *probes) {
-    const std::optional<CorruptPrompt> prompt = corrupt_prompt(item, *probes, vocab, block);
+    const std::optional<CorruptPrompt> prompt = candidates.corrupt(item, vocab, block);
     if (!prompt || vocab.find_all(prompt->clean) != ids) continue;
     const Patching p = patch_activations(model, vocab, prompt->clean, prompt->corrupt, vocab.find(item.answer),
                                          vocab.find(prompt->replacements[0]));

@@ -130,6 +130,10 @@ std::unique_ptr<DirectoryLock> open_run_dir(const fs::path& dir, const std::opti
   return lock;
 }
 
+// The longest metrics.jsonl line a resume keeps: a line of the largest model's head roles
+// is a few hundred kilobytes.
+constexpr size_t kMaxMetricsLine = size_t(16) << 20;
+
 void truncate_metrics(const fs::path& path, int64_t step) {
   std::error_code ec;
   if (!fs::exists(fs::symlink_status(path, ec))) return;
@@ -148,15 +152,24 @@ void truncate_metrics(const fs::path& path, int64_t step) {
         json["step"].get<int64_t>() <= step)
       kept += line + "\n";
   };
+  // A line longer than kMaxMetricsLine is none of ours: it is dropped as it streams past,
+  // never held whole (a planted 400 MB line cost 532 MB).
+  bool skipping = false;  // inside such a line, until its newline
   std::vector<char> buffer(size_t(1) << 20);
   for (size_t n; (n = file.read_some(buffer.data(), buffer.size())) > 0;) {
     pending.append(buffer.data(), n);
     size_t start = 0;
-    for (size_t end; (end = pending.find('\n', start)) != std::string::npos; start = end + 1)
-      keep_if_due(pending.substr(start, end - start));
+    for (size_t end; (end = pending.find('\n', start)) != std::string::npos; start = end + 1) {
+      if (!skipping) keep_if_due(pending.substr(start, end - start));
+      skipping = false;
+    }
     pending.erase(0, start);
+    if (pending.size() > kMaxMetricsLine) {
+      pending.clear();
+      skipping = true;
+    }
   }
-  if (!pending.empty()) keep_if_due(pending);
+  if (!pending.empty() && !skipping) keep_if_due(pending);
   write_text_atomically(path, kept);
 }
 

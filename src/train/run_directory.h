@@ -34,7 +34,8 @@ std::unique_ptr<DirectoryLock> open_run_dir(const std::filesystem::path& dir,
 
 // Keeps the lines of metrics.jsonl up to STEP: a run killed after its last checkpoint
 // left lines that the resumed run is about to write again (and perhaps a last line cut
-// short by the kill, which does not parse and is dropped).
+// short by the kill, which does not parse and is dropped). A line over 16 MB is dropped
+// too, without being held in memory.
 void truncate_metrics(const std::filesystem::path& path, int64_t step);
 
 }  // namespace mg

@@ -107,6 +107,9 @@ void resume_training(const fs::path& checkpoint, const Config& config, const Voc
   const auto& meta = saved.checkpoint.metadata;
   state.step = saved.checkpoint.step;
   const int64_t max_steps = config.train.max_steps;
+  if (state.step >= kMaxStepCount)  // no --max-steps the option takes is above it
+    throw InputError(origin + " is at step " + std::to_string(state.step) + ", not below the largest train.max_steps (" +
+                     std::to_string(kMaxStepCount) + "): there is no step left to train to");
   if (max_steps <= state.step)
     throw InputError(origin + " is at step " + std::to_string(state.step) + " and train.max_steps (--max-steps) is " +
                      std::to_string(max_steps) + ": a resumed run continues up to max_steps, so there is "
