@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 
 #include "core/error.h"
 #include "data/probe.h"
+#include "interp/patterns.h"
 #include "interp/roles.h"
+#include "kernels/runtime.h"
 #include "model_support.h"
 #include "report/roles_format.h"
 #include "test_support.h"
@@ -281,6 +284,36 @@ TEST(HeadRoles, AnswerRowsFromTheTextsForwardsEqualTheirOwnForward) {
     by_hand += hooks[hook::pattern(0)].data()[(T - 1) * T + answer_source(item)];
   }
   EXPECT_NEAR(*a.heads[0].answer_finding, by_hand / 4, 1e-6);
+}
+
+// The role pass runs its texts batched by length (head_patterns_of_texts): each text's
+// patterns must be the bits of a forward of its own, at the default model's widths, on one
+// and on two threads, for texts of mixed lengths given out of order and more than one
+// batch (32) of one length.
+TEST(HeadRoles, BatchedPatternsAreEachTextsOwnForwardBitForBit) {
+  const Gpt model = test::small_model(2, 64, 64, 79, 11);
+  std::vector<std::vector<int32_t>> texts;
+  Rng rng(5);
+  for (int64_t i = 0; i < 80; ++i) {
+    const int64_t T = i % 3 == 0 ? 64 : (i % 3 == 1 ? 1 : 37);
+    std::vector<int32_t> ids(static_cast<size_t>(T));
+    for (int32_t& id : ids) id = static_cast<int32_t>(rng.next_u64() % 79);
+    texts.push_back(std::move(ids));
+  }
+  for (int64_t i = 0; i < 40; ++i) texts.push_back(texts[2 + 3 * (i % 26)]);  // 66 of 37 symbols: 3 batches
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    const std::vector<std::vector<std::vector<float>>> batched = head_patterns_of_texts(model, texts);
+    ASSERT_EQ(batched.size(), texts.size());
+    for (size_t i = 0; i < texts.size(); ++i) {
+      const std::vector<std::vector<float>> own = head_patterns(model, texts[i]);
+      ASSERT_EQ(batched[i].size(), own.size()) << i;
+      for (size_t h = 0; h < own.size(); ++h)
+        ASSERT_EQ(0, std::memcmp(batched[i][h].data(), own[h].data(), own[h].size() * sizeof(float)))
+            << "text " << i << " (" << texts[i].size() << " symbols), head " << h << ", " << threads << " threads";
+    }
+  }
+  set_num_threads(1);
 }
 
 TEST(HeadRoles, ProbeSourceFieldIsReadAndChecked) {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 
 #include "core/error.h"
 
@@ -31,6 +32,43 @@ std::vector<std::vector<float>> head_patterns(const Gpt& model, const std::vecto
   for (int64_t l = 0; l < model.config().n_layer; ++l) {
     const Tensor& w = hooks[hook::pattern(l)];  // [1,H,T,T]
     for (int64_t h = 0; h < H; ++h) out.emplace_back(w.data() + h * T * T, w.data() + (h + 1) * T * T);
+  }
+  return out;
+}
+
+std::vector<std::vector<std::vector<float>>> head_patterns_of_texts(const Gpt& model,
+                                                                    std::span<const std::vector<int32_t>> texts) {
+  constexpr size_t kTextsPerForward = 32;
+  NoGradGuard no_grad;
+  const int64_t L = model.config().n_layer, H = model.config().n_head;
+  std::vector<std::vector<std::vector<float>>> out(texts.size());
+  std::map<size_t, std::vector<size_t>> texts_of_length;  // length -> indices into TEXTS, in order
+  for (size_t i = 0; i < texts.size(); ++i) {
+    MG_CHECK(!texts[i].empty() && static_cast<int64_t>(texts[i].size()) <= model.config().block_size,
+             "head_patterns_of_texts: a text empty or longer than block_size");
+    texts_of_length[texts[i].size()].push_back(i);
+  }
+  std::vector<int32_t> batch;
+  for (const auto& [length, indices] : texts_of_length) {
+    const int64_t T = static_cast<int64_t>(length);
+    for (size_t first = 0; first < indices.size(); first += kTextsPerForward) {
+      const size_t count = std::min(kTextsPerForward, indices.size() - first);
+      batch.clear();
+      for (size_t j = first; j < first + count; ++j) batch.insert(batch.end(), texts[indices[j]].begin(), texts[indices[j]].end());
+      ForwardHooks hooks;
+      for (int64_t l = 0; l < L; ++l) hooks.record(hook::pattern(l));
+      model.forward(batch, static_cast<int64_t>(count), T, {.hooks = &hooks});
+      for (size_t j = 0; j < count; ++j) {
+        std::vector<std::vector<float>>& patterns = out[indices[first + j]];
+        for (int64_t l = 0; l < L; ++l) {
+          const Tensor& w = hooks[hook::pattern(l)];  // [B,H,T,T]
+          for (int64_t h = 0; h < H; ++h) {
+            const float* head = w.data() + (static_cast<int64_t>(j) * H + h) * T * T;
+            patterns.emplace_back(head, head + T * T);
+          }
+        }
+      }
+    }
   }
   return out;
 }

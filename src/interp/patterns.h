@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -97,6 +98,14 @@ Inspection inspect_heads(const Gpt& model, const Vocab& vocab, std::u32string_vi
 // Every head's [T,T] projected_weights on IDS (batch 1, at most block_size ids), index
 // layer * H + head: one forward pass that captures each layer's [1,H,T,T].
 std::vector<std::vector<float>> head_patterns(const Gpt& model, const std::vector<int32_t>& ids);
+
+// head_patterns of each of TEXTS (none empty, each at most block_size ids), in their order:
+// [text][layer * H + head] -> [T,T]. Texts of one length run as one batch [B,T] of at most
+// 32 rows, far fewer forwards than one per text (the probe's 500 prompts have 6 lengths);
+// no row of a batch reads another, so each pattern is the one a forward of its own gives,
+// bit for bit (tests/roles_test.cpp holds that).
+std::vector<std::vector<std::vector<float>>> head_patterns_of_texts(const Gpt& model,
+                                                                    std::span<const std::vector<int32_t>> texts);
 
 // The summary's entropy and offset numbers of one [T,T] weight matrix (importance unset).
 HeadSummary summarize_weights(const std::vector<float>& weights, int64_t T);

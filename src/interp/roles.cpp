@@ -1,5 +1,5 @@
 // Head-role detectors over attention patterns, and the pass that runs a model over the
-// stated texts (one forward per text, capturing every layer's projected_weights) and pools
+// stated texts (forwards batched by text length, capturing every layer's projected_weights) and pools
 // the detectors' scores per head.
 #include "interp/roles.h"
 
@@ -7,6 +7,8 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <set>
+#include <span>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -17,6 +19,9 @@ namespace mg {
 namespace {
 
 float at(const std::vector<float>& w, int64_t T, int64_t t, int64_t s) { return w[static_cast<size_t>(t * T + s)]; }
+
+// Texts whose patterns are held at once: 256 of block_size 64 hold 8 heads x 16 KB each, 33 MB.
+constexpr size_t kTextsPerSlice = 256;
 
 }  // namespace
 
@@ -192,32 +197,54 @@ RoleReport score_head_roles(const Gpt& model, const Vocab& vocab, const RoleOpti
     }
   };
 
-  for (const std::vector<int32_t>& ids : o.texts) {
-    if (ids.empty()) continue;
-    MG_CHECK(static_cast<int64_t>(ids.size()) <= c.block_size, "score_head_roles: a text longer than block_size");
-    ++report.text_count;
-    const int64_t T = static_cast<int64_t>(ids.size());
-    const std::vector<std::vector<float>> p = head_patterns(model, ids);  // index layer * H + head
-    for (int64_t i = 0; i < heads; ++i) {
-      Sums& s = sums[i];
-      add_previous_token(p[i], T, s.previous);
-      add_current_token(p[i], T, s.current);
-      add_first_position(p[i], T, s.first);
-      add_offsets(p[i], T, s.offsets);
+  // The texts' patterns come a slice at a time (batched by length, head_patterns_of_texts),
+  // so memory stays bounded, and are pooled in the texts' order.
+  std::vector<std::vector<int32_t>> slice;
+  for (size_t first = 0; first < o.texts.size(); first += kTextsPerSlice) {
+    slice.clear();
+    for (size_t i = first; i < std::min(o.texts.size(), first + kTextsPerSlice); ++i) {
+      if (o.texts[i].empty()) continue;
+      MG_CHECK(static_cast<int64_t>(o.texts[i].size()) <= c.block_size, "score_head_roles: a text longer than block_size");
+      slice.push_back(o.texts[i]);
     }
-    take_answer_rows(ids, p);
+    const std::vector<std::vector<std::vector<float>>> patterns = head_patterns_of_texts(model, slice);
+    for (size_t j = 0; j < slice.size(); ++j) {
+      const std::vector<std::vector<float>>& p = patterns[j];  // index layer * H + head
+      const int64_t T = static_cast<int64_t>(slice[j].size());
+      ++report.text_count;
+      for (int64_t i = 0; i < heads; ++i) {
+        Sums& s = sums[i];
+        add_previous_token(p[i], T, s.previous);
+        add_current_token(p[i], T, s.current);
+        add_first_position(p[i], T, s.first);
+        add_offsets(p[i], T, s.offsets);
+      }
+      take_answer_rows(slice[j], p);
+    }
   }
   // Induction: the repeated random sequences, each as long as block_size allows.
   const int64_t count = std::min<int64_t>(c.block_size / 2, c.vocab_size);
-  for (int64_t seed = 1; count >= 2 && seed <= o.induction_texts; ++seed) {
-    const std::vector<int32_t> ids = repeated_random_ids(c.vocab_size, count, static_cast<uint64_t>(seed));
-    const std::vector<std::vector<float>> p = head_patterns(model, ids);
+  std::vector<std::vector<int32_t>> induction_texts;
+  for (int64_t seed = 1; count >= 2 && seed <= o.induction_texts; ++seed)
+    induction_texts.push_back(repeated_random_ids(c.vocab_size, count, static_cast<uint64_t>(seed)));
+  const std::vector<std::vector<std::vector<float>>> induction_patterns = head_patterns_of_texts(model, induction_texts);
+  for (size_t j = 0; j < induction_texts.size(); ++j) {
     ++report.induction_texts;
-    for (int64_t i = 0; i < heads; ++i) add_induction(p[i], ids, sums[i].induction);
+    for (int64_t i = 0; i < heads; ++i) add_induction(induction_patterns[j][i], induction_texts[j], sums[i].induction);
+  }
+  // Prompts no text was: their own forwards, batched as the texts' were.
+  std::vector<std::vector<int32_t>> unseen;
+  std::set<std::vector<int32_t>> queued;
+  for (const AnswerItem& a : answer_items)
+    if (a.weight.empty() && queued.insert(a.ids).second) unseen.push_back(a.ids);
+  for (size_t first = 0; first < unseen.size(); first += kTextsPerSlice) {
+    const std::span<const std::vector<int32_t>> slice(unseen.data() + first,
+                                                       std::min(kTextsPerSlice, unseen.size() - first));
+    const std::vector<std::vector<std::vector<float>>> patterns = head_patterns_of_texts(model, slice);
+    for (size_t j = 0; j < slice.size(); ++j) take_answer_rows(slice[j], patterns[j]);
   }
   // Answer-finding: the weight on the answer's source from the position that predicts it.
   for (AnswerItem& a : answer_items) {
-    if (a.weight.empty()) take_answer_rows(a.ids, head_patterns(model, a.ids));
     ++report.answer_items;
     for (int64_t i = 0; i < heads; ++i) {
       Sums& s = sums[i];
