@@ -314,6 +314,19 @@ TEST(HeadRoles, BatchedPatternsAreEachTextsOwnForwardBitForBit) {
     }
   }
   set_num_threads(1);
+  // A long block_size runs fewer texts per forward (64 MB of patterns: 8 of these 8 MB ones),
+  // the same bits.
+  const Gpt long_model = test::small_model(1, 16, 1024, 79, 3);
+  std::vector<std::vector<int32_t>> long_texts(10, std::vector<int32_t>(1024));
+  for (auto& ids : long_texts)
+    for (int32_t& id : ids) id = static_cast<int32_t>(rng.next_u64() % 79);
+  ASSERT_EQ(pattern_bytes(long_model, 1024), size_t{8} << 20);
+  const std::vector<std::vector<std::vector<float>>> batched = head_patterns_of_texts(long_model, long_texts);
+  for (size_t i = 0; i < long_texts.size(); ++i) {
+    const std::vector<std::vector<float>> own = head_patterns(long_model, long_texts[i]);
+    for (size_t h = 0; h < own.size(); ++h)
+      ASSERT_EQ(0, std::memcmp(batched[i][h].data(), own[h].data(), own[h].size() * sizeof(float))) << i << " " << h;
+  }
 }
 
 TEST(HeadRoles, ProbeSourceFieldIsReadAndChecked) {

@@ -3,6 +3,7 @@
 // head's output zeroed (an edit of blocks.L.attn.hook_z, nn/hooks.h).
 #include "interp/patterns.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -20,7 +21,16 @@ double text_loss(const Gpt& model, const std::vector<int32_t>& ids, const Forwar
   return static_cast<double>(model.loss(inputs, targets, 1, n, options).value()[0]);
 }
 
+// At most 32 texts per forward, and at most 64 MB of their patterns: a long block_size
+// runs fewer texts at once.
+constexpr size_t kTextsPerForward = 32;
+constexpr size_t kPatternBatchBytes = size_t{64} << 20;
+
 }  // namespace
+
+size_t pattern_bytes(const Gpt& model, int64_t T) {
+  return static_cast<size_t>(model.config().n_layer * model.config().n_head * T * T) * sizeof(float);
+}
 
 std::vector<std::vector<float>> head_patterns(const Gpt& model, const std::vector<int32_t>& ids) {
   NoGradGuard no_grad;
@@ -38,7 +48,6 @@ std::vector<std::vector<float>> head_patterns(const Gpt& model, const std::vecto
 
 std::vector<std::vector<std::vector<float>>> head_patterns_of_texts(const Gpt& model,
                                                                     std::span<const std::vector<int32_t>> texts) {
-  constexpr size_t kTextsPerForward = 32;
   NoGradGuard no_grad;
   const int64_t L = model.config().n_layer, H = model.config().n_head;
   std::vector<std::vector<std::vector<float>>> out(texts.size());
@@ -51,8 +60,9 @@ std::vector<std::vector<std::vector<float>>> head_patterns_of_texts(const Gpt& m
   std::vector<int32_t> batch;
   for (const auto& [length, indices] : texts_of_length) {
     const int64_t T = static_cast<int64_t>(length);
-    for (size_t first = 0; first < indices.size(); first += kTextsPerForward) {
-      const size_t count = std::min(kTextsPerForward, indices.size() - first);
+    const size_t per_forward = std::clamp<size_t>(kPatternBatchBytes / pattern_bytes(model, T), 1, kTextsPerForward);
+    for (size_t first = 0; first < indices.size(); first += per_forward) {
+      const size_t count = std::min(per_forward, indices.size() - first);
       batch.clear();
       for (size_t j = first; j < first + count; ++j) batch.insert(batch.end(), texts[indices[j]].begin(), texts[indices[j]].end());
       ForwardHooks hooks;

@@ -99,9 +99,12 @@ Inspection inspect_heads(const Gpt& model, const Vocab& vocab, std::u32string_vi
 // layer * H + head: one forward pass that captures each layer's [1,H,T,T].
 std::vector<std::vector<float>> head_patterns(const Gpt& model, const std::vector<int32_t>& ids);
 
+// Bytes of every head's [T,T] pattern of one text of T symbols.
+size_t pattern_bytes(const Gpt& model, int64_t T);
+
 // head_patterns of each of TEXTS (none empty, each at most block_size ids), in their order:
 // [text][layer * H + head] -> [T,T]. Texts of one length run as one batch [B,T] of at most
-// 32 rows, far fewer forwards than one per text (the probe's 500 prompts have 6 lengths);
+// 32 rows and 64 MB of patterns, far fewer forwards than one per text (the probe's 500 prompts have 6 lengths);
 // no row of a batch reads another, so each pattern is the one a forward of its own gives,
 // bit for bit (tests/roles_test.cpp holds that).
 std::vector<std::vector<std::vector<float>>> head_patterns_of_texts(const Gpt& model,

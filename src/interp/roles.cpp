@@ -20,8 +20,9 @@ namespace {
 
 float at(const std::vector<float>& w, int64_t T, int64_t t, int64_t s) { return w[static_cast<size_t>(t * T + s)]; }
 
-// Texts whose patterns are held at once: 256 of block_size 64 hold 8 heads x 16 KB each, 33 MB.
-constexpr size_t kTextsPerSlice = 256;
+// The texts' patterns held at once: 256 MB at most (256 texts of block_size 64 on 8 heads hold
+// 33 MB), or one text whose patterns alone are more.
+constexpr size_t kSliceBytes = size_t{256} << 20;
 
 }  // namespace
 
@@ -200,12 +201,15 @@ RoleReport score_head_roles(const Gpt& model, const Vocab& vocab, const RoleOpti
   // The texts' patterns come a slice at a time (batched by length, head_patterns_of_texts),
   // so memory stays bounded, and are pooled in the texts' order.
   std::vector<std::vector<int32_t>> slice;
-  for (size_t first = 0; first < o.texts.size(); first += kTextsPerSlice) {
+  for (size_t next = 0; next < o.texts.size();) {
     slice.clear();
-    for (size_t i = first; i < std::min(o.texts.size(), first + kTextsPerSlice); ++i) {
-      if (o.texts[i].empty()) continue;
-      MG_CHECK(static_cast<int64_t>(o.texts[i].size()) <= c.block_size, "score_head_roles: a text longer than block_size");
-      slice.push_back(o.texts[i]);
+    for (size_t bytes = 0; next < o.texts.size(); ++next) {
+      const std::vector<int32_t>& ids = o.texts[next];
+      if (ids.empty()) continue;
+      MG_CHECK(static_cast<int64_t>(ids.size()) <= c.block_size, "score_head_roles: a text longer than block_size");
+      bytes += pattern_bytes(model, static_cast<int64_t>(ids.size()));
+      if (!slice.empty() && bytes > kSliceBytes) break;
+      slice.push_back(ids);
     }
     const std::vector<std::vector<std::vector<float>>> patterns = head_patterns_of_texts(model, slice);
     for (size_t j = 0; j < slice.size(); ++j) {
@@ -237,9 +241,13 @@ RoleReport score_head_roles(const Gpt& model, const Vocab& vocab, const RoleOpti
   std::set<std::vector<int32_t>> queued;
   for (const AnswerItem& a : answer_items)
     if (a.weight.empty() && queued.insert(a.ids).second) unseen.push_back(a.ids);
-  for (size_t first = 0; first < unseen.size(); first += kTextsPerSlice) {
-    const std::span<const std::vector<int32_t>> slice(unseen.data() + first,
-                                                       std::min(kTextsPerSlice, unseen.size() - first));
+  for (size_t next = 0; next < unseen.size();) {
+    size_t first = next;
+    for (size_t bytes = 0; next < unseen.size(); ++next) {
+      bytes += pattern_bytes(model, static_cast<int64_t>(unseen[next].size()));
+      if (next > first && bytes > kSliceBytes) break;
+    }
+    const std::span<const std::vector<int32_t>> slice(unseen.data() + first, next - first);
     const std::vector<std::vector<std::vector<float>>> patterns = head_patterns_of_texts(model, slice);
     for (size_t j = 0; j < slice.size(); ++j) take_answer_rows(slice[j], patterns[j]);
   }
