@@ -54,8 +54,8 @@ import script_io
 CORPUS_SEED = 12
 PROBE_SEED = 1012
 MIN_SYMBOLS = 500_000
-DEFAULT_SYMBOLS = {"default": 4_000_000, "backward_who": 500_000}
-PROBE_ITEMS = 500
+DEFAULT_SYMBOLS = {"default": 4_000_000, "backward_who": 500_000, "v6": 4_000_000}
+PROBE_ITEMS = {"default": 500, "backward_who": 500, "v6": 1000}  # v6: 100 of each kind with no distractor, 100 with
 # A probe file mini-gpt reads is at most 64 MB (docs/cli.md); a line is at most about 260
 # bytes (a prompt of BLOCK_SIZE three-byte symbols and its keys), so 200,000 items always fit.
 MAX_PROBE_ITEMS = 200_000
@@ -70,20 +70,24 @@ VAL_FRACTION = 0.1  # configs' data.val_fraction, for the validation rows' floor
 NAMES = list("丁王李张刘陈杨赵周吴徐孙马朱胡郭何林高罗郑梁谢宋唐许韩冯邓曹彭曾")  # 小X
 COLOURS = list("红黄蓝绿白黑紫灰粉橙")
 OBJECTS = ["苹果", "杯子", "帽子", "书包", "雨伞", "铅笔", "气球", "盒子", "风筝", "花瓶", "鞋子", "椅子"]
-VERBS = {"default": ["拿着", "买了", "画过", "看见"], "backward_who": ["拿着", "买了", "画了", "看着"]}
+VERBS = {"default": ["拿着", "买了", "画过", "看见"], "backward_who": ["拿着", "买了", "画了", "看着"],
+         "v6": ["拿着", "买了", "画过", "看见"]}
 # Template characters: 小 的 色 。 ？ 谁 是 什 么 颜 newline, and the verbs' 拿 着 买 了 画 看.
 
 # The story plans of each variant: (story kind, facts, questions).
 VARIANTS = {
     "default": [("holds", 3, 2), ("belongs", 3, 2)],
     "backward_who": [("holds", 3, 3)],
+    "v6": [],  # its own plan: make_v6_story
 }
-KINDS = {"default": ["who", "colour", "what"], "backward_who": ["who", "colour", "what"]}
+KINDS = {"default": ["who", "colour", "what"], "backward_who": ["who", "colour", "what"],
+         "v6": ["who", "colour", "what", "holder", "which_colour"]}
 # The default grammar leaves out 颜 and uses 过, 见 and 有 instead (its verbs end in four
 # different characters, a story's facts have different verbs, and its question is
 # 小丁有什么？), and tells a holds fact's colour either bare (红苹果) or the lesson's way
 # (红色的苹果), so it names 30 people, not 32.
-NAME_COUNT = {"default": 30, "backward_who": 32}
+# v6 also uses 颜 (什么颜色) and names 29.
+NAME_COUNT = {"default": 30, "backward_who": 32, "v6": 29}
 
 
 # The default grammar's two choices of form (v5): the chance that a story is a belongs
@@ -94,6 +98,26 @@ NAME_COUNT = {"default": 30, "backward_who": 32}
 # furthest back, is asked as often as colour and what together; every holds fact the
 # lesson's way, so that what's key (the colour, three symbols back) is one form, not two.
 GRAMMAR = {"belongs_share": (2, 3), "lesson_share": (1, 1)}
+
+# The v6 grammar's choices, fractions so that the floors below are exact sums of
+# logs of whole numbers:
+#   belongs_share     a story is a belongs story (红苹果是小丁的。, asked 红苹果是谁的？), else a
+#                     holds story (小丁拿着红色的苹果。), told the lesson's way
+#   third_fact        after two facts, a third fact (else the first question)
+#   repeat            a later fact's verb and colour are an earlier fact's, drawn uniformly
+#                     among the earlier facts (else drawn anew among all), so that facts
+#                     often share the verb and the colour, and only the name (for who and
+#                     holder, the object) tells them apart. Names and objects are distinct
+#                     within a story: each tells its fact apart in one symbol
+#   distinct_share    a story tells each fact with a verb and a colour of its own, as v5's
+#                     do (the cue alone then finds every fact), else repeats them as above;
+#                     the story's choice is not written, so each verb and colour costs the
+#                     mixture's -ln p given the story so far
+#   another_question  after an answer, another question, when one fits the row
+#   question_weights  a holds question's form among those that fit: 小丁有什么？ (colour and
+#                     what), 谁拿着红色的苹果？ (holder), 小丁拿着什么颜色的苹果？ (which_colour)
+V6 = {"belongs_share": (1, 3), "third_fact": (1, 2), "repeat": (3, 4), "distinct_share": (0, 1), "another_question": (2, 3),
+      "question_weights": {"has": 1, "holder": 2, "which_colour": 2, "whose": 1}}
 
 
 class SplitMix64:
@@ -118,6 +142,16 @@ class SplitMix64:
             x = self.next_u64()
             if x < limit:
                 return x % bound
+
+
+def draw(rng, weights):
+    """An index drawn with chance weights[i] / sum(weights), WEIGHTS whole numbers."""
+    x = rng.below(sum(weights))
+    for index, w in enumerate(weights):
+        if x < w:
+            return index
+        x -= w
+    raise RuntimeError("draw: no weight")
 
 
 class Story:
@@ -148,6 +182,29 @@ class Story:
         chosen = self.rng.below(denominator) < numerator
         self.pending += math.log(denominator / (numerator if chosen else denominator - numerator))
         return chosen
+
+    def pick_weighted(self, options, weights):
+        """A choice with chance weights[i] / sum(weights) (whole numbers), revealed by the
+        next symbol written: options with a weight must make that symbol different."""
+        index = draw(self.rng, weights)
+        self.pending += math.log(sum(weights) / weights[index])
+        return options[index]
+
+    def write_choice(self, choices, chosen):
+        """Writes the text of the option CHOSEN among CHOICES, (option, text, chance) whose
+        texts are distinct and none a prefix of another: each symbol carries ln(the chance
+        of the options agreeing with the text before it / of those agreeing with it). The
+        caller drew CHOSEN with those chances."""
+        choices = [c for c in choices if c[2] > 0]
+        text = next(c[1] for c in choices if c[0] == chosen)
+        agreeing = choices
+        for i, symbol in enumerate(text):
+            still = [c for c in agreeing if len(c[1]) > i and c[1][i] == symbol]
+            self.pending += math.log(math.fsum(c[2] for c in agreeing) / math.fsum(c[2] for c in still))
+            self.write(symbol)
+            agreeing = still
+        if len(agreeing) != 1:
+            raise RuntimeError("write_choice: options are not prefix-free")
 
     def pick_text(self, options, texts):
         """A uniform choice among options written as texts (distinct, none a prefix of
@@ -184,10 +241,224 @@ def fact_text(story_kind, fact):
     return colour + obj + "是小" + name + "的。"
 
 
+# The v6 grammar's questions. Each is (the question's text, the kinds it asks,
+# each with the index of its answer symbol in the restated fact, the fact's attributes
+# that must agree for another fact to be a distractor, and the index in the fact of the
+# symbol that binds it to the question: the name, or the object's first symbol).
+#   has           小丁有什么？            colour at 4 (cue: the verb), what at 7 (cue: verb and colour)
+#   holder        谁拿着红色的苹果？       holder at 1, the name (cue: verb and colour; the object tells)
+#   which_colour  小丁拿着什么颜色的苹果？  which_colour at 4 (cue: the verb; the name, or the object, tells)
+#   whose         红苹果是谁的？           who at 5, the name (cue: the colour; the object tells)
+# A distractor is another fact of the story that agrees with the asked fact on the cue: for
+# it, only the binding (the name, or the object) tells the facts apart.
+QUESTION_ANSWERS = {
+    "has": [("colour", 4, ("verb",), 1), ("what", 7, ("verb", "colour"), 1)],
+    "holder": [("holder", 1, ("verb", "colour"), 7)],
+    "which_colour": [("which_colour", 4, ("verb",), 1)],
+    "whose": [("who", 5, ("colour",), 1)],
+}
+ATTRIBUTE = {"name": 0, "verb": 1, "colour": 2, "object": 3}
+# The probe's "cue" of each kind: what a distractor shares with the asked fact.
+CUE_NAMES = {kind: " and ".join(cue) for answers in QUESTION_ANSWERS.values() for kind, _, cue, _ in answers}
+
+
+def v6_question_text(question, fact):
+    name, verb, colour, obj = fact[:4]
+    if question == "has":
+        return "小" + name + "有什么？"
+    if question == "holder":
+        return "谁" + verb + colour + "色的" + obj + "？"
+    if question == "which_colour":
+        return "小" + name + verb + "什么颜色的" + obj + "？"
+    return colour + obj + "是谁的？"
+
+
+def repeat_weights(values, earlier):
+    """Whole-number weights of VALUES for a later fact: with chance V6's repeat, the value of
+    an earlier fact drawn uniformly (a value told twice is twice as likely), else any value
+    uniformly. EARLIER: the earlier facts' values. With repeat r = a/b, k earlier facts and
+    n values, the chance of v is r count(v) / k + (1 - r) / n = (a n count(v) + (b - a) k) / (b k n)."""
+    if not earlier:
+        return [1] * len(values)
+    r_num, r_den = V6["repeat"]
+    k, n = len(earlier), len(values)
+    return [r_num * n * earlier.count(v) + (r_den - r_num) * k for v in values]
+
+
+def chances(weights):
+    total = sum(weights)
+    return [w / total for w in weights]
+
+
+def draw_share(rng, share):
+    numerator, denominator = share
+    return rng.below(denominator) < numerator
+
+
+def make_v6_story(story):
+    """One v6 story (V6's comment): two facts, maybe a third, then questions while they fit.
+    Returns its facts and its questions as v6_items (make_probe_set) takes them.
+    Every choice is drawn with whole-number weights; a choice that the next symbols reveal
+    together with another (a third fact or a question, a question or the story's end) is
+    written by write_choice with every option's chance, so each symbol's -ln p is exact."""
+    rng = story.rng
+    belongs = story.pick_share(V6["belongs_share"])  # revealed by the first symbol: 小 or a colour
+    story_kind = "belongs" if belongs else "holds"
+    # Hidden: whether the story tells each fact with a verb and a colour of its own (as v5
+    # does), else repeats them (repeat_weights). A value's chance is the mixture of the two
+    # under what the story has told so far (BELIEF, the modes' posterior weights).
+    distinct = draw_share(rng, V6["distinct_share"])
+    share = V6["distinct_share"][0] / V6["distinct_share"][1]
+    belief = {True: share, False: 1.0 - share}
+
+    def mode_weights(values, earlier, own):
+        return [0 if v in earlier else 1 for v in values] if own else repeat_weights(values, earlier)
+
+    def value_chances(values, earlier):
+        total = sum(belief.values())
+        mixed = [0.0] * len(values)
+        for mode, weight in belief.items():
+            for i, c in enumerate(chances(mode_weights(values, earlier, mode))):
+                mixed[i] += weight / total * c
+        return mixed
+
+    def observe(values, earlier, value):
+        for mode in belief:
+            belief[mode] *= chances(mode_weights(values, earlier, mode))[values.index(value)]
+
+    def pick_value(values, earlier):
+        """A verb or a colour: drawn in the story's mode, its -ln p the mixture's."""
+        value = values[draw(rng, mode_weights(values, earlier, distinct))]
+        story.pending -= math.log(value_chances(values, earlier)[values.index(value)])
+        observe(values, earlier, value)
+        return value
+
+    all_names = NAMES[:NAME_COUNT["v6"]]
+    facts, fact_starts, questions = [], [], []
+    fact_length = 8 if belongs else 10
+
+    def unused_names():
+        return [n for n in all_names if n not in [f[0] for f in facts]]
+
+    def object_weights():
+        """A fact's object: any object not told yet in the story, uniformly, so that the
+        object (like the name) tells the facts apart, in one symbol."""
+        return [0 if o in [f[3] for f in facts] else 1 for o in OBJECTS]
+
+    def fact_options(weight):
+        """(option, text up to where it parts from every question, chance x WEIGHT) of each
+        way a new fact can start: a belongs fact's colour and object, a holds fact's 小 and name."""
+        if belongs:
+            options = []
+            for c, pc in zip(COLOURS, value_chances(COLOURS, [f[2] for f in facts])):
+                for o, po in zip(OBJECTS, chances(object_weights())):
+                    if po > 0:
+                        options.append((("fact", c, o), c + o, weight * pc * po))
+            return options
+        names = unused_names()
+        return [(("fact", n), "小" + n, weight / len(names)) for n in names]
+
+    def draw_fact_start():
+        if belongs:
+            c = COLOURS[draw(rng, mode_weights(COLOURS, [f[2] for f in facts], distinct))]
+            return ("fact", c, OBJECTS[draw(rng, object_weights())])
+        names = unused_names()
+        return ("fact", names[rng.below(len(names))])
+
+    def fitting_questions(room):
+        """The question forms whose question and restated fact fit ROOM symbols."""
+        forms = ["whose"] if belongs else ["has", "holder", "which_colour"]
+        return [q for q in forms if len(v6_question_text(q, facts[0])) + fact_length <= room]
+
+    def question_options(weight, room):
+        """A question: its form by V6's weights among those that fit, then any fact uniformly
+        (one asked before included, so that no answer is found by elimination, the fact not
+        asked yet, nor by copying the last answer)."""
+        forms = fitting_questions(room)
+        total = sum(V6["question_weights"][q] for q in forms)
+        return [(("question", q, i), v6_question_text(q, facts[i]),
+                 weight * V6["question_weights"][q] / total / len(facts)) for q in forms for i in range(len(facts))]
+
+    def draw_question(room):
+        forms = fitting_questions(room)
+        q = forms[draw(rng, [V6["question_weights"][f] for f in forms])]
+        return ("question", q, rng.below(len(facts)))
+
+    def write_fact_rest(start):
+        """The rest of a fact whose START (draw_fact_start's option) is written."""
+        if belongs:
+            _, colour, obj = start
+            story.write("是小")
+            name = story.pick(unused_names())
+            story.write(name + "的。")
+            return (name, "", colour, obj, False)
+        name = start[1]
+        verb = pick_value(VERBS["v6"], [f[1] for f in facts])
+        story.write(verb)
+        colour = pick_value(COLOURS, [f[2] for f in facts])
+        story.write(colour + "色的")
+        obj = story.pick_weighted(OBJECTS, object_weights())
+        story.write(obj + "。")
+        return (name, verb, colour, obj, True)
+
+    def new_fact(start, choices):
+        fact_starts.append(len(story.text))
+        story.write_choice(choices, start)
+        if belongs:  # its colour was written with the fact's start
+            observe(COLOURS, [f[2] for f in facts], start[1])
+        facts.append(write_fact_rest(start))
+
+    for _ in range(2):
+        new_fact(draw_fact_start(), fact_options(1.0))
+    room = BLOCK_SIZE - 2 * fact_length  # symbols left before the newline
+    third = V6["third_fact"][0] / V6["third_fact"][1]
+    choices = fact_options(third) + question_options(1.0 - third, room)
+    if draw_share(rng, V6["third_fact"]):
+        new_fact(draw_fact_start(), choices)
+        room -= fact_length
+        choice = draw_question(room)
+        story.write_choice(question_options(1.0, room), choice)
+    else:
+        choice = draw_question(room)
+        story.write_choice(choices, choice)
+    another = V6["another_question"][0] / V6["another_question"][1]
+    asked = set()
+    while True:  # CHOICE, a question, is written: restate its fact
+        _, q, i = choice
+        answer = fact_text(story_kind, facts[i])
+        for kind, index, cue, key in QUESTION_ANSWERS[q]:
+            shared = [ATTRIBUTE[a] for a in cue]
+            others = [f for j, f in enumerate(facts) if j != i]
+            distractors = sum(1 for f in others if all(f[a] == facts[i][a] for a in shared))
+            partly = any(0 < sum(f[a] == facts[i][a] for a in shared) < len(shared) for f in others)
+            questions.append({"kind": kind, "position": len(story.text) + index, "answer": answer[index],
+                              "source": fact_starts[i] + index, "distractors": distractors, "partly": partly,
+                              "repeated": (q, i) in asked, "key": fact_starts[i] + key})
+        asked.add((q, i))
+        room -= len(v6_question_text(q, facts[i])) + len(answer)
+        story.write(answer)
+        if not fitting_questions(room):  # nothing more fits: the story ends for sure
+            story.write("\n")
+            break
+        choices = [(("end",), "\n", 1.0 - another)] + question_options(another, room)
+        if not draw_share(rng, V6["another_question"]):
+            story.write_choice(choices, ("end",))
+            break
+        choice = draw_question(room)
+        story.write_choice(choices, choice)
+    return facts, questions
+
+
 def make_story(rng, variant):
     """One story. Returns (text, nll per symbol, questions) with each question as
-    (kind, answer position, answer symbol, position of that symbol in the fact asked about)."""
+    (kind, answer position, answer symbol, position of that symbol in the fact asked about);
+    v6's questions are dictionaries with those and more (make_v6_story)."""
     story = Story(rng)
+    if variant == "v6":
+        _, questions = make_v6_story(story)
+        if len(story.text) > BLOCK_SIZE + 1:
+            raise RuntimeError(f"a story of {len(story.text)} symbols does not fit one row")
+        return "".join(story.text), story.nll, questions
     if variant == "default":  # revealed by the first symbol: 小 or a colour
         plan = VARIANTS[variant][1 if story.pick_share(GRAMMAR["belongs_share"]) else 0]
     else:
@@ -278,11 +549,41 @@ def make_probe_set(variant, seed, count):
     its story from the start up to the answer symbol (never cropped: a story fits
     block_size)."""
     rng = SplitMix64(seed)
+    if variant == "v6":
+        return v6_probe_set(rng, count)
     items = []
     while len(items) < count:
         text, _, questions = make_story(rng, variant)
         for kind, position, answer, source in questions:
             items.append({"prompt": text[:position], "answer": answer, "kind": kind, "source": source})
+            if len(items) == count:
+                break
+    return items
+
+
+def v6_probe_set(rng, count):
+    """v6's probe is balanced: COUNT / (kinds x 2) items of each kind with no distractor and
+    as many with one or more, the first drawn of each, in the order drawn. An item with no
+    distractor has no other fact sharing any symbol of the cue (every cue symbol alone finds
+    the fact); one with distractors has other facts sharing the whole cue (only binding finds
+    it); an item in between, and a question asked before in its story (its answer stands
+    right above it), are left out."""
+    kinds = KINDS["v6"]
+    quota = count // (2 * len(kinds))
+    if quota * 2 * len(kinds) != count:
+        raise script_io.ScriptError(f"--probe-items must be a multiple of {2 * len(kinds)} for v6 (each kind, with "
+                                    "and without distractors, as many times)", 2)
+    filled, items = {}, []
+    while len(items) < count:
+        text, _, questions = make_story(rng, "v6")
+        for q in questions:
+            bucket = (q["kind"], q["distractors"] > 0)
+            if q["repeated"] or (q["partly"] and not q["distractors"]) or filled.get(bucket, 0) == quota:
+                continue
+            filled[bucket] = filled.get(bucket, 0) + 1
+            items.append({"prompt": text[:q["position"]], "answer": q["answer"], "kind": q["kind"],
+                          "source": q["source"], "distractors": q["distractors"], "cue": CUE_NAMES[q["kind"]],
+                          "key": [q["key"]]})
             if len(items) == count:
                 break
     return items
@@ -491,6 +792,17 @@ def readme(variant, out, corpus, symbols, fl, probe):
     train_rows, train_floor = fl["train_rows"]
     val_rows, val_floor = fl["val_rows"]
     flag = "" if variant == "default" else f" --variant {variant}"
+    distractor_note, tag_note = "", ""
+    if variant == "v6":
+        distractor_note = (f", of each kind {len(probe) // (2 * len(KINDS[variant]))} with no distractor and as many "
+                           "with one or more, the first drawn of each, in the order drawn (an item whose cue other facts "
+                           "share only in part, and a question asked before in its story, are left out)")
+        tag_note = ("; `distractors` is how many other facts of the story share the question's whole cue (`cue`, the "
+                    "table above): 0 means no other fact shares any of it, so the cue alone finds the fact, 1 or more "
+                    "that only binding does; `key` is the index of the symbol that binds the fact to the question (the "
+                    "name, or the object's first symbol), what `inspect-heads --patch --swap key` replaces. `eval "
+                    "--probe`, `train` and `inspect-heads --explain` report each kind's accuracy with and without "
+                    "distractors, so a model that found one cue, not who holds what, shows a gap")
     tail_section = ""
     if "tail" in fl:
         predictions, tail_floor, (cut_count, cut_floor), (whole_count, whole_floor) = fl["tail"]
@@ -556,6 +868,40 @@ be found by elimination."""
 | who | 1/30 (any name) | 1/3 (1/2 for the second question: the first one's fact is not asked again) |
 | colour | 1/10 (any colour) | 1/3 (1/2 for the second question) |
 | what | 1/12 (any object) | 1/3 before the colour is found; once it is, one look-up of a unique colour |"""
+    elif variant == "v6":
+        share = {key: f"{n}/{d}" for key, value in V6.items() if key != "question_weights" for n, d in [value]}
+        weights = V6["question_weights"]
+        grammar = f"""Corpus v6 (issue 46): stories in which the name (for who and holder, the object) is the
+only thing that tells the facts apart. Each story is a holds story (`小丁拿着红色的苹果。`,
+told the lesson's way) or, with chance {share["belongs_share"]}, a belongs story (`红苹果是小丁的。`); its first
+symbol tells which. Two facts, then a third with chance {share["third_fact"]}; then a question, answered by
+restating its fact in full, and after each answer another question with chance {share["another_question"]} while one
+fits the row of {BLOCK_SIZE} symbols.
+
+| story | fact | question (its form's weight) | kind: the answer symbol | the cue a distractor shares |
+| --- | --- | --- | --- | --- |
+| holds | `小<name><verb><colour>色的<object>。` | `小<name>有什么？` ({weights["has"]}) | colour: the colour; what: the object's first character | colour: the verb; what: the verb and the colour |
+| holds | | `谁<verb><colour>色的<object>？` ({weights["holder"]}) | holder (谁拿着): the name | the verb and the colour |
+| holds | | `小<name><verb>什么颜色的<object>？` ({weights["which_colour"]}) | which_colour (什么颜色): the colour | the verb |
+| belongs | `<colour><object>是小<name>的。` | `<colour><object>是谁的？` ({weights["whose"]}) | who (是谁的): the name | the colour |
+
+A question's form is drawn by its weight among the forms that fit the row, its fact uniformly
+among the story's facts, a fact asked before included: no answer is found by elimination or
+by copying the last answer. Names and objects are distinct within a story and recur across
+stories. A later fact's verb and colour repeat an earlier fact's with chance {share["repeat"]} (drawn among
+the earlier facts, so a value told twice is twice as likely), else are drawn anew among all:
+facts often share the verb and the colour, and then only the name (for who and holder, the
+object) tells them apart. An answer whose whole cue another fact shares has a
+**distractor**: the cue, the way an induction head matches the symbols just before the
+answer, finds two facts, and only binding the name (or the object) to its fact finds the
+right one."""
+        chance = """| kind | the cue alone, with d distractors | from the question alone |
+| --- | --- | --- |
+| who | 1/(d+1) | 1/29 (any name) |
+| colour | 1/(d+1) | 1/10 (any colour) |
+| what | 1/(d+1) | 1/12 (any object) |
+| holder | 1/(d+1) | 1/29 |
+| which_colour | 1/(d+1) | 1/10 |"""
     else:
         grammar = """Every story states 3 facts `小<name><verb><colour><object>。` and asks 3 of these
 questions (no (kind, fact) twice, a kind about at most 2 facts):
@@ -575,14 +921,18 @@ values (value composition). colour and what are read forward, as in the default 
 | who | 1/32 | 1/3 (1/2 for the second who question) |
 | colour | 1/10 | 1/3 (1/2 for the second colour question) |
 | what | 1/12 | about 1/3 |"""
-    return f"""# The {"shipped corpus" if variant == "default" else "backward-who corpus"}
+    title = {"default": "shipped corpus", "backward_who": "backward-who corpus", "v6": "v6 corpus"}[variant]
+    folder = {"default": "data", "backward_who": "data/backward_who", "v6": "data/v6"}[variant]
+    trained_by = {"backward_who": "the config `configs/backward_who.json` trains on it",
+                  "v6": "the config `configs/v6.json` trains on it"}
+    return f"""# The {title}
 
 Generated by `scripts/make_corpus.py`; do not edit by hand. Regenerate with
 
-    python3 scripts/make_corpus.py{flag} --out {"data" if variant == "default" else "data/backward_who"}
+    python3 scripts/make_corpus.py{flag} --out {folder}
 
 (pure Python standard library, identical bytes under any Python 3.9+{"; `tests/corpus_test.cpp`" if variant == "default" else ""}
-{"checks that it reproduces `corpus.txt`, `probe.jsonl` and this file byte for byte" if variant == "default" else "the config `configs/backward_who.json` trains on it"}).
+{"checks that it reproduces `corpus.txt`, `probe.jsonl` and this file byte for byte" if variant == "default" else trained_by[variant]}).
 A fresh held-out probe from another seed: `python3 scripts/make_corpus.py{flag} --probe-seed 7 --probe-items 500 --probe-out probe7.jsonl`.
 How the design was chosen, and every training run measured on it: `data/learning.md`.
 
@@ -639,11 +989,11 @@ validation rows stay story rows).{tail_section}
 
 ## probe.jsonl
 
-{len(probe)} held-out questions from fresh stories (seed {PROBE_SEED}): {kind_counts(probe, KINDS[variant])}.
+{len(probe)} held-out questions from fresh stories (seed {PROBE_SEED}): {kind_counts(probe, KINDS[variant])}{distractor_note}.
 One JSON object per line, keys sorted: `prompt` is the story from its first symbol up to the
 answer, ending right before the answer symbol (always within {BLOCK_SIZE} symbols); `answer` is
 the one right next symbol; `kind` is {", ".join(KINDS[variant])}; `source` is the index in `prompt`
-of the fact's symbol the answer is read from (`inspect-heads --roles` scores answer-finding there).
+of the fact's symbol the answer is read from (`inspect-heads --roles` scores answer-finding there){tag_note}.
 
 ```
 {examples}
@@ -655,11 +1005,12 @@ def main():
     parser = script_io.ArgumentParser(prog="make_corpus", description=__doc__.split("\n")[0])
     parser.add_argument("--out", default="data", help="output folder (default: data)")
     parser.add_argument("--variant", default="default", choices=sorted(VARIANTS),
-                        help="default, or backward_who: the hard reading (write it to data/backward_who)")
+                        help="default; backward_who, the hard reading (write it to data/backward_who); or v6, stories "
+                             "where only binding names to facts answers (write it to data/v6)")
     parser.add_argument("--probe-seed", type=script_io.int_in(0, (1 << 64) - 1),
                         help="write only a fresh probe set drawn from this seed")
-    parser.add_argument("--probe-items", type=script_io.int_in(1, MAX_PROBE_ITEMS), default=PROBE_ITEMS,
-                        help=f"its size (default {PROBE_ITEMS})")
+    parser.add_argument("--probe-items", type=script_io.int_in(1, MAX_PROBE_ITEMS),
+                        help="its size (default 500, or 1,000 for v6: a multiple of 10 there)")
     parser.add_argument("--probe-out", help="the fresh probe set's file (with --probe-seed)")
     parser.add_argument("--symbols", type=script_io.int_in(MIN_SYMBOLS, MAX_SYMBOLS),
                         help=f"corpus size in symbols, at least {MIN_SYMBOLS:,} (default: 4,000,000, or 500,000 for backward_who)")
@@ -671,7 +1022,7 @@ def main():
         script_io.check_output_path(args.probe_out, "--probe-out")  # before the work, not after
         if args.probe_seed == CORPUS_SEED:
             parser.error(f"--probe-seed {CORPUS_SEED} is the corpus's own seed: its stories are not held out")
-        probe = make_probe_set(args.variant, args.probe_seed, args.probe_items)
+        probe = make_probe_set(args.variant, args.probe_seed, args.probe_items or PROBE_ITEMS[args.variant])
         lines = probe_lines(probe)
         if len(lines.encode("utf-8")) > MAX_PROBE_BYTES:  # (the bound above keeps it from happening)
             raise script_io.ScriptError(f"the probe set would hold more than the {MAX_PROBE_BYTES} bytes mini-gpt "
@@ -688,7 +1039,7 @@ def main():
         script_io.check_output_path(os.path.join(args.out, name))
     corpus, nll = make_corpus(args.variant, symbols)
     symbols = check_corpus(corpus)
-    probe = make_probe_set(args.variant, PROBE_SEED, PROBE_ITEMS)
+    probe = make_probe_set(args.variant, PROBE_SEED, PROBE_ITEMS[args.variant])
     for item in probe:
         if len(item["prompt"]) > BLOCK_SIZE or item["answer"] not in symbols:
             raise script_io.ScriptError("a probe item does not fit the corpus", 1)
