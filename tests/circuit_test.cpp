@@ -14,10 +14,12 @@
 #include "data/probe.h"
 #include "interp/attribution.h"
 #include "interp/composition.h"
+#include "interp/explain.h"
 #include "interp/logit_choice.h"
 #include "interp/logit_lens.h"
 #include "interp/patching.h"
 #include "model_support.h"
+#include "report/explain_format.h"
 #include "report/explorer_circuits.h"
 #include "report/roles_format.h"
 #include "test_support.h"
@@ -395,6 +397,66 @@ TEST(CircuitExplorer, ThePageHoldsTheModesNumbers) {
   EXPECT_FALSE(circuit_explorer_json(s.model, s.vocab, ids, nullptr, {last})["patching"]["available"].get<bool>());
   const std::vector<int32_t> other(ids.begin() + 1, ids.end());
   EXPECT_FALSE(circuit_explorer_json(s.model, s.vocab, other, &items, {0})["patching"]["available"].get<bool>());
+}
+
+// A kind named by its probe's "key" (corpus v6) is swapped where the key is, on either side
+// of the source: holder's key, the object, follows the name it answers.
+TEST(Patching, TheKeySwapReplacesANamedKeyAfterTheSource) {
+  Subject s = random_subject("rope");
+  // 小丁拿着红色的苹果。小王拿着红色的杯子。谁拿着红色的杯子？小 -> 王 (source 11), key 杯 (17);
+  // the second item's key 书 (17) is what the first is given instead.
+  std::vector<ProbeItem> items(2);
+  items[0] = {U"小丁拿着红色的苹果。小王拿着红色的杯子。谁拿着红色的杯子？小", U'王', "holder", 11};
+  items[1] = {U"小李买了绿色的鞋子。小马买了绿色的书包。谁买了绿色的书包？小", U'马', "holder", 11};
+  for (ProbeItem& item : items) item.key = {17};
+  EXPECT_EQ(key_offsets(items, "holder"), std::vector<int64_t>{-6});
+  const std::optional<CorruptPrompt> p = corrupt_prompt(items[0], items, s.vocab, 64, Swap::key);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->positions, std::vector<int64_t>{17});
+  EXPECT_EQ(p->replacements, U"书");
+  EXPECT_EQ(p->corrupt, U"小丁拿着红色的苹果。小王拿着红色的书子。谁拿着红色的杯子？小");
+  // Without "key" the rule for v5's forward reads finds the distractor's symbols: the first
+  // fact's 着/了, 红/绿, 色 and 的, 8 to 5 before the source, line up with the question's
+  // because that fact shares the asked fact's verb and colour. Swapping them would corrupt
+  // the wrong fact, which is why v6's items name their key.
+  for (ProbeItem& item : items) item.key.clear();
+  EXPECT_EQ(key_offsets(items, "holder"), (std::vector<int64_t>{5, 6, 7, 8}));
+}
+
+// --explain's verdict per kind from the probe's tags: learned only if the items with
+// distractors are answered too; learned by a shortcut when only those without are.
+TEST(Explain, AKindAnsweredOnlyWithoutDistractorsIsLearnedByAShortcut) {
+  ProbeScore score;
+  score.kinds = {"who", "what", "colour"};
+  score.items = 600;
+  score.kind_items = {200, 200, 200};
+  score.kind_correct = {190, 200, 100};
+  score.alone_items = {100, 100, 100};
+  score.alone_correct = {100, 100, 50};
+  score.distracted_items = {100, 100, 100};
+  score.distracted_correct = {90, 100, 50};
+  score.cues = {"colour", "verb and colour", "verb"};
+  score.kind_correct[0] = 150, score.distracted_correct[0] = 50;  // who: 1.00 without, 0.50 with
+  const Explanation e = explain_chains(score, ProbeAttribution{}, ProbePatching{}, ProbePatching{}, CompositionScores{});
+  ASSERT_EQ(e.kinds.size(), 3u);
+  EXPECT_TRUE(e.kinds[0].shortcut);
+  EXPECT_FALSE(e.kinds[0].learned);
+  EXPECT_EQ(e.kinds[0].cue, "colour");
+  EXPECT_DOUBLE_EQ(e.kinds[0].distractor_accuracy, 0.5);
+  EXPECT_TRUE(e.kinds[1].learned);
+  EXPECT_FALSE(e.kinds[1].shortcut);
+  EXPECT_FALSE(e.kinds[2].learned);  // 0.50 on both: not learned at all
+  EXPECT_FALSE(e.kinds[2].shortcut);
+  const std::string text = format_explanation(e);
+  EXPECT_NE(text.find("who: learned by a shortcut: the colour alone (accuracy 1.000 without distractors, 0.500 with "
+                      "them, under 0.9)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("colour: not learned (accuracy 0.500, under 0.9)"), std::string::npos) << text;
+  const auto json = explanation_json(e);
+  EXPECT_EQ(json["kinds"][0]["shortcut"], true);
+  EXPECT_EQ(json["kinds"][0]["cue"], "colour");
+  EXPECT_EQ(json["kinds"][0]["distractor_accuracy"], 0.5);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // probe sets of scripts/make_corpus.py --probe-seed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -323,6 +324,57 @@ TEST(ProbeByKind, CountsEachKindInOrderOfFirstAppearance) {
   }
 }
 
+TEST(ProbeByKind, CountsItemsWithAndWithoutDistractorsApart) {
+  // The zero-head model predicts 'a' everywhere. 40 "who" items: distractors i % 4 (0, 1,
+  // 2, 3), answer 'a' (right) when i % 5 == 0; 10 "what" items untagged.
+  Gpt model = zero_head_model();
+  const Vocab vocab = Vocab::from_text(U"abcd");
+  std::vector<ProbeItem> probes;
+  for (int i = 0; i < 40; ++i) {
+    ProbeItem item{std::u32string(1 + i % 3, U'b'), i % 5 == 0 ? U'a' : U'c', "who"};
+    item.distractors = i % 4;
+    item.cue = "colour";
+    probes.push_back(item);
+  }
+  for (int i = 0; i < 10; ++i) probes.push_back({U"b", U'a', "what"});
+  const ProbeScore score = score_probe(model, vocab, probes);
+  // Right: i = 0, 5, ..., 35; with no distractor (i % 4 == 0): i = 0, 20 of the 10 such.
+  EXPECT_EQ(score.alone_items, (std::vector<int64_t>{10, 0}));
+  EXPECT_EQ(score.alone_correct, (std::vector<int64_t>{2, 0}));
+  EXPECT_EQ(score.distracted_items, (std::vector<int64_t>{30, 0}));
+  EXPECT_EQ(score.distracted_correct, (std::vector<int64_t>{6, 0}));  // 5, 10, 15, 25, 30, 35
+  EXPECT_EQ(score.cues, (std::vector<std::string>{"colour", ""}));
+  const std::vector<TagAccuracy> tags = tag_accuracies(score);
+  ASSERT_EQ(tags.size(), 1u);  // "what" has no tagged item
+  EXPECT_EQ(tags[0].kind, "who");
+  EXPECT_DOUBLE_EQ(tags[0].no_distractor, 0.2);
+  EXPECT_DOUBLE_EQ(tags[0].distractors, 0.2);
+  EXPECT_EQ(tags[0].distractor_items, 30);
+}
+
+TEST(ProbeByKind, ReadsTheDistractorTagAndRefusesABadOne) {
+  const fs::path dir = test::fresh_dir("probe-tags");
+  const fs::path good = dir / "good.jsonl", bad = dir / "bad.jsonl";
+  std::ofstream(good) << R"({"prompt": "ab", "answer": "a", "kind": "who", "distractors": 2, "cue": "colour"})" "\n"
+                      << R"({"prompt": "ab", "answer": "b", "kind": "who"})" "\n";
+  const std::vector<ProbeItem> items = load_probe_set(good);
+  EXPECT_EQ(items[0].distractors, 2);
+  EXPECT_EQ(items[0].cue, "colour");
+  EXPECT_EQ(items[1].distractors, -1);
+  EXPECT_EQ(items[1].cue, "");
+  for (const char* value : {"-1", "1.5", "\"2\"", "100000"}) {
+    std::ofstream(bad) << R"({"prompt": "ab", "answer": "a", "kind": "who", "distractors": )" << value << "}\n";
+    try {
+      load_probe_set(bad);
+      ADD_FAILURE() << value << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(":1: \"distractors\" must be an integer in 0..1000"), std::string::npos)
+          << e.what();
+    }
+  }
+  fs::remove_all(dir);
+}
+
 // ---------------------------------------------------------------- in a run and in eval
 
 std::vector<json> metric_lines(const fs::path& run) {
@@ -355,6 +407,7 @@ TEST(ProbeByKind, MetricsCarryItAtEveryEvaluationAndEvalScoresAnyProbeFile) {
     const json& by_kind = row["probe_accuracy_by_kind"];
     EXPECT_EQ(by_kind.size(), 3u);
     for (const char* kind : {"who", "colour", "what"}) EXPECT_TRUE(by_kind.contains(kind)) << row.dump();
+    EXPECT_FALSE(row.contains("probe_accuracy_by_tag")) << "the shipped probe has no distractor tags";
   }
   EXPECT_EQ(evaluations, 2);  // tiny.json evaluates every 50 steps, and at the last step
 
@@ -371,6 +424,42 @@ TEST(ProbeByKind, MetricsCarryItAtEveryEvaluationAndEvalScoresAnyProbeFile) {
   EXPECT_TRUE(figures.contains("loss") && figures.contains("predictions")) << both.out;
   EXPECT_EQ(figures["probe_items"], 500);
   EXPECT_NEAR(figures["probe_accuracy"].get<double>(), *result.probe_accuracy, 1e-12);
+
+  // Tagged items (corpus v6's "distractors"): each kind's items with none and with some are
+  // scored apart, and each part equals eval on a file holding that part alone.
+  {
+    std::istringstream shipped(test::read_text(probe));
+    std::ofstream all(dir / "tagged.jsonl"), alone(dir / "alone.jsonl"), distracted(dir / "distracted.jsonl");
+    int i = 0;
+    for (std::string line; std::getline(shipped, line) && i < 90; ++i) {
+      const std::string tagged = line.substr(0, line.size() - 1) + ", \"distractors\": " + std::to_string(i % 3) + "}";
+      all << tagged << "\n";
+      (i % 3 == 0 ? alone : distracted) << tagged << "\n";
+    }
+  }
+  const auto eval_json = [&](const char* file) {
+    auto r = test::run_mini_gpt({"eval", "--checkpoint", checkpoint, "--probe", (dir / file).string(), "--json",
+                                 "--threads", "1"}, dir);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return json::parse(r.out);
+  };
+  const json tagged = eval_json("tagged.jsonl"), alone = eval_json("alone.jsonl"), distracted = eval_json("distracted.jsonl");
+  ASSERT_TRUE(tagged.contains("probe_accuracy_by_tag")) << tagged.dump();
+  for (const auto& [kind, tags] : tagged["probe_accuracy_by_tag"].items()) {
+    EXPECT_NEAR(tags["no_distractor"].get<double>(), alone["probe_accuracy_by_kind"][kind].get<double>(), 1e-12) << kind;
+    EXPECT_NEAR(tags["distractors"].get<double>(), distracted["probe_accuracy_by_kind"][kind].get<double>(), 1e-12)
+        << kind;
+    EXPECT_EQ(tags["no_distractor_items"].get<int>() + tags["distractor_items"].get<int>(),
+              [&] {
+                int n = 0;  // the kind's items in the tagged file
+                std::istringstream lines(test::read_text(dir / "tagged.jsonl"));
+                for (std::string line; std::getline(lines, line);) n += json::parse(line)["kind"] == kind;
+                return n;
+              }()) << kind;
+  }
+  auto tagged_text = test::run_mini_gpt({"eval", "--checkpoint", checkpoint, "--probe",
+                                         (dir / "tagged.jsonl").string(), "--threads", "1"}, dir);
+  EXPECT_NE(tagged_text.out.find("no distractor"), std::string::npos) << tagged_text.out;
   for (const auto& [kind, accuracy] : result.probe_accuracy_by_kind)
     EXPECT_NEAR(figures["probe_accuracy_by_kind"][kind].get<double>(), accuracy, 1e-12) << kind;
 

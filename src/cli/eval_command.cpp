@@ -113,11 +113,28 @@ Run add_eval_command(CLI::App& app) {
       json_fields.push_back("\"probe_accuracy\": " + nlohmann::json(score.accuracy()).dump());
       json_fields.push_back("\"probe_accuracy_by_kind\": " + by_kind.dump());
       json_fields.push_back("\"probe_items\": " + std::to_string(score.items));
+      const std::vector<TagAccuracy> by_tag = tag_accuracies(score);
+      if (!by_tag.empty()) {
+        nlohmann::json tags = nlohmann::json::object();
+        for (const TagAccuracy& t : by_tag)
+          tags[t.kind] = {{"no_distractor", t.no_distractor}, {"no_distractor_items", t.no_distractor_items},
+                          {"distractors", t.distractors}, {"distractor_items", t.distractor_items}};
+        json_fields.push_back("\"probe_accuracy_by_tag\": " + tags.dump());
+      }
       if (!options->json) {
         std::printf("probe accuracy %.4f over %lld items\n", score.accuracy(), static_cast<long long>(score.items));
-        for (size_t k = 0; k < score.kinds.size(); ++k)
-          std::printf("  %-8s %.4f  (%lld of %lld)\n", score.kinds[k].c_str(), score.kind_accuracy(k),
+        for (size_t k = 0; k < score.kinds.size(); ++k) {
+          std::printf("  %-12s %.4f  (%lld of %lld)", score.kinds[k].c_str(), score.kind_accuracy(k),
                       static_cast<long long>(score.kind_correct[k]), static_cast<long long>(score.kind_items[k]));
+          // The items whose cue alone finds the fact, and those where only binding does.
+          if (score.tagged(k))
+            std::printf("  no distractor %.4f (%lld of %lld), with distractors %.4f (%lld of %lld)",
+                        score.alone_accuracy(k), static_cast<long long>(score.alone_correct[k]),
+                        static_cast<long long>(score.alone_items[k]), score.distracted_accuracy(k),
+                        static_cast<long long>(score.distracted_correct[k]),
+                        static_cast<long long>(score.distracted_items[k]));
+          std::printf("\n");
+        }
       }
     }
     if (options->json) {

@@ -281,6 +281,10 @@ Run add_train_command(CLI::App& app) {
         separator = ", ";
       }
       std::printf("%s\n", result.probe_accuracy_by_kind.empty() ? "" : ")");
+      // A kind learned by a one-symbol cue shows as a gap between these two.
+      for (const TagAccuracy& t : result.probe_accuracy_by_tag)
+        std::printf("  %-12s no distractor %.4f, with distractors %.4f\n", t.kind.c_str(), t.no_distractor,
+                    t.distractors);
     }
     std::printf("run directory %s\n", result.run_dir.c_str());
     write_heads_page(result, heads);

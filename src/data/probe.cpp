@@ -1,6 +1,7 @@
 // Probe-set loading: one JSON object per line, each checked with its line number.
 #include "data/probe.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -11,6 +12,11 @@
 #include "core/error.h"
 
 namespace mg {
+
+// A story tells a few facts; a count past this is a typo, not a story.
+constexpr int64_t kMaxDistractors = 1000;
+// A fact is bound by a symbol or two; --patch --swap key reaches 8 symbols from the source.
+constexpr size_t kMaxKeySymbols = 8;
 namespace {
 
 // The string value of KEY, or an InputError naming the line and the key.
@@ -66,6 +72,27 @@ std::vector<ProbeItem> load_probe_set(const std::filesystem::path& path) {
         throw InputError(where + ": \"source\" " + std::to_string(item.source) +
                          " does not hold the answer symbol in the prompt");
     }
+    if (auto it = object.find("distractors"); it != object.end()) {
+      if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > kMaxDistractors)
+        throw InputError(where + ": \"distractors\" must be an integer in 0.." + std::to_string(kMaxDistractors) +
+                         ", found " + json_excerpt(*it));
+      item.distractors = it->get<int64_t>();
+    }
+    if (auto it = object.find("key"); it != object.end()) {
+      const int64_t n = static_cast<int64_t>(item.prompt.size());
+      if (!it->is_array() || it->empty() || it->size() > kMaxKeySymbols)
+        throw InputError(where + ": \"key\" must be a list of 1.." + std::to_string(kMaxKeySymbols) +
+                         " indices into the prompt, found " + json_excerpt(*it));
+      for (const nlohmann::json& index : *it) {
+        if (!index.is_number_integer() || index.get<int64_t>() < 0 || index.get<int64_t>() >= n ||
+            index.get<int64_t>() == item.source ||
+            std::find(item.key.begin(), item.key.end(), index.get<int64_t>()) != item.key.end())
+          throw InputError(where + ": \"key\" holds " + json_excerpt(index) + ", expected distinct indices 0.." +
+                           std::to_string(n - 1) + " other than \"source\"");
+        item.key.push_back(index.get<int64_t>());
+      }
+    }
+    if (object.contains("cue")) item.cue = printable_text(string_field(object, "cue", where));
     items.push_back(std::move(item));
   }
   if (items.empty()) throw InputError("probe set " + path.string() + " holds no items");

@@ -18,12 +18,23 @@ struct ProbeItem {
   // Optional "source": the index in the prompt of the symbol the answer copies (the
   // answer's occurrence in the fact the question asks about); -1 when the line has none.
   int64_t source = -1;
+  // Optional "distractors": how many other facts of the item's story share the question's
+  // cue (data/README.md). 0: the cue alone finds the fact; 1 or more: only binding the name
+  // (or the object) to its fact does. -1 when the line has none.
+  int64_t distractors = -1;
+  // Optional "cue": what a distractor shares with the asked fact ("verb", "colour", "verb
+  // and colour"): the one-symbol shortcut that --explain names when only the items without
+  // distractors are answered. Empty when the line has none.
+  std::string cue;
+  // Optional "key": the prompt's indices of the symbols of the asked fact that bind it (the
+  // name, or the object's first symbol): what --patch --swap key replaces (interp/patching.h).
+  std::vector<int64_t> key;
 };
 
 // Reads PATH. Blank lines are skipped; every other line must be a JSON object with a
 // non-empty string "prompt", a one-symbol string "answer" and a string "kind", and may
-// have "source", an integer index into the prompt whose symbol is the answer (other keys
-// are ignored). InputError "PATH:LINE: ..." on the first bad line; an empty set is an error.
+// have "source", an integer index into the prompt whose symbol is the answer, and
+// "distractors", a non-negative integer (other keys are ignored). InputError "PATH:LINE: ..." on the first bad line; an empty set is an error.
 std::vector<ProbeItem> load_probe_set(const std::filesystem::path& path);
 
 // The kinds of PROBES in order of first appearance, and each item's index among them: one

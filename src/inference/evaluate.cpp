@@ -73,6 +73,16 @@ ProbeScore score_probe(const Gpt& model, const Vocab& vocab, const std::vector<P
   score.kind_correct.assign(score.kinds.size(), 0);
   score.kind_items.assign(score.kinds.size(), 0);
   for (size_t k : kind_of) ++score.kind_items[k];
+  score.alone_correct.assign(score.kinds.size(), 0);
+  score.alone_items.assign(score.kinds.size(), 0);
+  score.distracted_correct.assign(score.kinds.size(), 0);
+  score.distracted_items.assign(score.kinds.size(), 0);
+  score.cues.assign(score.kinds.size(), "");
+  for (size_t i = 0; i < probes.size(); ++i) {
+    if (score.cues[kind_of[i]].empty()) score.cues[kind_of[i]] = probes[i].cue;
+    if (probes[i].distractors == 0) ++score.alone_items[kind_of[i]];
+    if (probes[i].distractors > 0) ++score.distracted_items[kind_of[i]];
+  }
 
   NoGradGuard no_grad;
   const int64_t T_max = model.config().block_size, V = model.config().vocab_size;
@@ -108,10 +118,22 @@ ProbeScore score_probe(const Gpt& model, const Vocab& vocab, const std::vector<P
       if (best == answers[i]) {
         ++score.correct;
         ++score.kind_correct[kind_of[first + i]];
+        const int64_t distractors = probes[first + i].distractors;
+        if (distractors == 0) ++score.alone_correct[kind_of[first + i]];
+        if (distractors > 0) ++score.distracted_correct[kind_of[first + i]];
       }
     }
   }
   return score;
+}
+
+std::vector<TagAccuracy> tag_accuracies(const ProbeScore& score) {
+  std::vector<TagAccuracy> out;
+  for (size_t k = 0; k < score.kinds.size(); ++k)
+    if (score.tagged(k))
+      out.push_back({score.kinds[k], score.alone_accuracy(k), score.distracted_accuracy(k), score.alone_items[k],
+                     score.distracted_items[k]});
+  return out;
 }
 
 }  // namespace mg

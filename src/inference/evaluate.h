@@ -41,7 +41,29 @@ struct ProbeScore {
   double kind_accuracy(size_t k) const {
     return kind_items[k] ? static_cast<double>(kind_correct[k]) / static_cast<double>(kind_items[k]) : 0.0;
   }
+  // Per kind, the items tagged with "distractors" (data/README.md), apart: tag 0, the
+  // question's cue alone finds the fact; tag 1 or more, only binding does. A model that
+  // found a one-symbol cue, not who holds what, scores well on the first and near chance
+  // on the second. Untagged items count in neither; a kind with no tagged item has none.
+  std::vector<int64_t> alone_correct, alone_items, distracted_correct, distracted_items;  // [kinds.size()]
+  std::vector<std::string> cues;  // [kinds.size()] the kind's first "cue" in the set, or empty
+  bool tagged(size_t k) const { return alone_items[k] + distracted_items[k] > 0; }
+  double alone_accuracy(size_t k) const { return share(alone_correct[k], alone_items[k]); }
+  double distracted_accuracy(size_t k) const { return share(distracted_correct[k], distracted_items[k]); }
+
+ private:
+  static double share(int64_t right, int64_t of) {
+    return of ? static_cast<double>(right) / static_cast<double>(of) : 0.0;
+  }
 };
+
+// A kind's accuracy on its tagged items, apart (ProbeScore's alone and distracted).
+struct TagAccuracy {
+  std::string kind;
+  double no_distractor = 0.0, distractors = 0.0;
+  int64_t no_distractor_items = 0, distractor_items = 0;
+};
+std::vector<TagAccuracy> tag_accuracies(const ProbeScore& score);  // the tagged kinds, in order
 
 // One process's share of the two evaluations above, for data-parallel training: of
 // `parts` processes, process `part` scores batches (of sampled_loss) and chunks of

@@ -50,7 +50,15 @@ Explanation explain_chains(const ProbeScore& score, const ProbeAttribution& attr
     chain.kind = score.kinds[k];
     chain.items = score.kind_items[k];
     chain.accuracy = score.kind_accuracy(k);
-    chain.learned = chain.accuracy >= kLearnedAccuracy;
+    chain.tagged = score.tagged(k);
+    if (chain.tagged) {
+      chain.no_distractor_accuracy = score.alone_accuracy(k);
+      chain.distractor_accuracy = score.distracted_accuracy(k);
+      chain.cue = score.cues[k];
+    }
+    const bool binds = !chain.tagged || score.distracted_items[k] == 0 || chain.distractor_accuracy >= kLearnedAccuracy;
+    chain.learned = chain.accuracy >= kLearnedAccuracy && binds;
+    chain.shortcut = !binds && score.alone_items[k] > 0 && chain.no_distractor_accuracy >= kLearnedAccuracy;
 
     // The writer: the largest mean direct logit attribution among the heads.
     if (const KindAttribution* a = attribution_kinds.find(chain.kind)) {

@@ -10,7 +10,10 @@
 //   Q- and K-composition with the writer), provided that score is above its random baseline;
 // - the MLPs' part of the attribution (every layer's MLP added up).
 // A kind whose probe accuracy is under kLearnedAccuracy is "not learned"; its candidates
-// are still found, so the learner sees which heads came closest.
+// are still found, so the learner sees which heads came closest. A kind whose items carry
+// distractor tags (data/README.md) is learned only if its items with distractors, where
+// only binding the name (or the object) finds the fact, also reach kLearnedAccuracy; when
+// only those without reach it, it was "learned by a shortcut": the cue alone.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +42,11 @@ struct KindChain {
   std::string kind;
   int64_t items = 0;        // the kind's probe items
   double accuracy = 0.0;    // share answered right (score_probe)
-  bool learned = false;     // accuracy >= kLearnedAccuracy
+  bool learned = false;     // accuracy >= kLearnedAccuracy, and so are the items with distractors
+  bool shortcut = false;    // items without distractors >= kLearnedAccuracy, those with them under
+  bool tagged = false;      // the kind's items carry distractor tags
+  double no_distractor_accuracy = 0.0, distractor_accuracy = 0.0;  // when tagged
+  std::string cue;          // what a distractor shares (the probe's "cue"), when tagged
   double difference = 0.0;  // mean logit difference, answer against the best other (attribution)
   std::optional<ChainHead> writer;  // none only when the model has no head
   double writer_attribution = 0.0, writer_restores = 0.0;

@@ -144,26 +144,50 @@ namespace {
 
 constexpr int64_t kFarthestKey = 8;
 
-// Swap::key's offsets of every kind in one pass over the probe set (a kind's offsets are
-// those k at which all its items with a source hold the key; a kind without such items
-// has none).
+// Does ITEM name its key (the probe's "key") with a symbol at offset K from its source
+// (K > 0 before it, K < 0 after it)?
+bool named_key_at(const ProbeItem& item, int64_t k) {
+  return std::find(item.key.begin(), item.key.end(), item.source - k) != item.key.end();
+}
+
+// Swap::key's offsets of every kind in one pass over the probe set: those k at which all
+// the kind's items with a source hold the key, nearest the source first (k before -k). A
+// kind whose items all name their key ("key") holds it where they name it, on either side
+// of the source; otherwise key_at finds it before the source. A kind without such items
+// has none.
 std::unordered_map<std::string, std::vector<int64_t>> all_key_offsets(const std::vector<ProbeItem>& probes) {
   struct Holds {
-    bool at[kFarthestKey + 1];
+    bool named = true;
+    bool at[2 * kFarthestKey + 1];  // [k + kFarthestKey]
   };
   std::unordered_map<std::string, Holds> holds;
   for (const ProbeItem& item : probes) {
     if (!has_source(item)) continue;
     auto [it, fresh] = holds.try_emplace(item.kind);
-    for (int64_t k = 1; k <= kFarthestKey; ++k) it->second.at[k] = (fresh || it->second.at[k]) && key_at(item, k);
+    Holds& h = it->second;
+    h.named = h.named && !item.key.empty();
+    for (int64_t k = -kFarthestKey; k <= kFarthestKey; ++k) {
+      const bool here = k != 0 && (item.key.empty() ? k > 0 && key_at(item, k) : named_key_at(item, k));
+      bool& at = h.at[k + kFarthestKey];
+      at = (fresh || at) && here;
+    }
   }
   std::unordered_map<std::string, std::vector<int64_t>> offsets;
   for (const auto& [kind, h] : holds) {
     std::vector<int64_t>& o = offsets[kind];
-    for (int64_t k = 1; k <= kFarthestKey; ++k)
-      if (h.at[k]) o.push_back(k);
+    for (int64_t distance = 1; distance <= kFarthestKey; ++distance)
+      for (int64_t k : {distance, -distance})
+        if ((k > 0 || h.named) && h.at[k + kFarthestKey]) o.push_back(k);
   }
   return offsets;
+}
+
+// Is every symbol at ITEM's source - offset inside [from, size)?
+bool offsets_inside(const ProbeItem& item, const std::vector<int64_t>& offsets, int64_t from) {
+  const int64_t size = static_cast<int64_t>(item.prompt.size());
+  return std::all_of(offsets.begin(), offsets.end(), [&](int64_t k) {
+    return item.source - k >= from && item.source - k < size;
+  });
 }
 
 }  // namespace
@@ -185,7 +209,7 @@ CorruptionCandidates::CorruptionCandidates(const std::vector<ProbeItem>& probes,
       if (swap == Swap::value) kind.offsets = {0};
       else if (auto found = key_offsets.find(other.kind); found != key_offsets.end()) kind.offsets = found->second;
     }
-    if (kind.offsets.empty() || (swap == Swap::key && (!has_source(other) || other.source < kind.offsets.back())))
+    if (kind.offsets.empty() || (swap == Swap::key && (!has_source(other) || !offsets_inside(other, kind.offsets, 0))))
       continue;
     std::u32string symbols;  // the other item's symbols at the offsets: the replacements it offers
     for (int64_t k : kind.offsets) symbols += swap == Swap::key ? other.prompt[static_cast<size_t>(other.source - k)] : other.answer;
@@ -203,7 +227,7 @@ std::optional<CorruptPrompt> CorruptionCandidates::corrupt(const ProbeItem& item
   const auto kind = kinds_.find(item.kind);
   if (kind == kinds_.end()) return std::nullopt;
   const std::vector<int64_t>& offsets = kind->second.offsets;
-  if (offsets.empty() || item.source - offsets.back() < crop) return std::nullopt;
+  if (offsets.empty() || !offsets_inside(item, offsets, crop)) return std::nullopt;
   for (const std::u32string& candidate : kind->second.candidates) {
     std::u32string replacements;
     for (size_t i = 0; i < offsets.size(); ++i) {

@@ -50,8 +50,10 @@ Patching patch_activations(const Gpt& model, const Vocab& vocab, std::u32string_
 // - Swap::key: the fact no longer matches the question. The key is every symbol that tells
 //   the answer's fact apart: for each kind, each offset k before the source (up to 8) at
 //   which every item's symbol occurs once in its prompt up to the source and is also the
-//   question's symbol k before its end (colour: the verb's two characters and the name;
-//   what: those and the colour; who: the colour). A model may match on any one of them, so
+//   question's symbol k before its end (on corpus v5: colour: the verb's two characters and
+//   the name; what: those and the colour; who: the colour); or, when the kind's items name
+//   their key (the probe's "key", corpus v6: the name, or for who and holder the object's
+//   first symbol, which may follow the source), those symbols. A model may match on any one of them, so
 //   all are replaced, by the symbols at the same offsets of one other item (the first whose
 //   symbols there all differ and are nowhere in the prompt); the answer stays, and the
 //   competitor is the corrupt run's choice (or, when that is the answer, the clean run's
@@ -72,7 +74,7 @@ struct KindPatching {
   int64_t items = 0;
   std::vector<double> heads;  // [n_layer * n_head] restored over the kind's items
   double gap = 0.0;           // sum over the items of clean - corrupt
-  std::vector<int64_t> key_offsets;  // Swap::key: the key's offsets before the source (none found: empty)
+  std::vector<int64_t> key_offsets;  // Swap::key: the key's offsets from the source, > 0 before it (none found: empty)
 };
 struct ProbePatching {
   Swap swap = Swap::value;
@@ -110,9 +112,11 @@ class CorruptionCandidates {
   std::unordered_map<std::string, Kind> kinds_;
 };
 
-// Swap::key's offsets for KIND, nearest first: each k in [1, 8] at which every item of the
-// kind with a source has prompt[source - k] once in prompt[0, source) and equal to the
-// question's symbol k before the prompt's end; empty when there is none.
+// Swap::key's offsets for KIND, nearest first: when every item of the kind names its key
+// (the probe's "key"), each k in [-8, 8] at which all of them name prompt[source - k] (k < 0:
+// after the source); otherwise each k in [1, 8] at which every item of the kind with a
+// source has prompt[source - k] once in prompt[0, source) and equal to the question's
+// symbol k before the prompt's end. Empty when there is none.
 std::vector<int64_t> key_offsets(const std::vector<ProbeItem>& probes, const std::string& kind);
 
 }  // namespace mg

@@ -38,6 +38,14 @@ std::string format_explanation(const Explanation& e) {
   }
   out += "\n";
   for (const KindChain& k : e.kinds) {
+    if (k.shortcut) {
+      out += format("%s: learned by a shortcut: the %s alone (accuracy %.3f without distractors, %.3f with them, "
+                    "under %.1f); the heads that answer it: writer %s",
+                    k.kind.c_str(), k.cue.empty() ? "cue" : k.cue.c_str(), k.no_distractor_accuracy,
+                    k.distractor_accuracy, kLearnedAccuracy, head_or_none(k.writer).c_str());
+      out += k.carrier ? ", carrier " + chain_head_name(*k.carrier) + "\n" : ", no carrier\n";
+      continue;
+    }
     if (!k.learned) {
       out += format("%s: not learned (accuracy %.3f, under %.1f); the best candidates found: writer %s", k.kind.c_str(),
                     k.accuracy, kLearnedAccuracy, head_or_none(k.writer).c_str());
@@ -74,6 +82,10 @@ nlohmann::ordered_json explanation_json(const Explanation& e) {
                      {"items", k.items},
                      {"accuracy", k.accuracy},  // as eval --probe --json prints it
                      {"learned", k.learned},
+                     {"shortcut", k.shortcut},
+                     {"cue", k.tagged ? ordered_json(k.cue) : ordered_json(nullptr)},
+                     {"no_distractor_accuracy", k.tagged ? ordered_json(k.no_distractor_accuracy) : ordered_json(nullptr)},
+                     {"distractor_accuracy", k.tagged ? ordered_json(k.distractor_accuracy) : ordered_json(nullptr)},
                      {"difference", round9(k.difference)},
                      {"writer", k.writer ? ordered_json(chain_head_name(*k.writer)) : ordered_json(nullptr)},
                      {"writer_attribution", round9(k.writer_attribution)},

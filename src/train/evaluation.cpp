@@ -24,16 +24,19 @@ EvaluationFigures evaluate_training(const Gpt& model, const Corpus& corpus, cons
   } else {  // each rank scores a share of the batches and probes; the sums add up
     const EvalShare eval_share{comm.rank(), comm.size()};
     if (!probes.empty()) probe_score = score_probe(model, corpus.vocab, probes, eval_share);
-    // [val loss sum, right answers, right answers per kind]
+    // [val loss sum, right answers, right answers per kind, then per kind with no
+    // distractor and with distractors]
     std::vector<double> sums{sampled_loss_sum(model, corpus.val, tc.batch_size, tc.eval_batches, val_seed,
                                               eval_share, row_start),
                              static_cast<double>(probe_score.correct)};
-    for (int64_t c : probe_score.kind_correct) sums.push_back(static_cast<double>(c));
+    for (const auto* counts : {&probe_score.kind_correct, &probe_score.alone_correct, &probe_score.distracted_correct})
+      for (int64_t c : *counts) sums.push_back(static_cast<double>(c));
     comm.allreduce_sum(sums.data(), static_cast<int64_t>(sums.size()));
     val = sums[0] / static_cast<double>(tc.eval_batches);
     probe_score.correct = std::llround(sums[1]);
-    for (size_t k = 0; k < probe_score.kind_correct.size(); ++k)
-      probe_score.kind_correct[k] = std::llround(sums[2 + k]);
+    size_t at = 2;
+    for (auto* counts : {&probe_score.kind_correct, &probe_score.alone_correct, &probe_score.distracted_correct})
+      for (int64_t& c : *counts) c = std::llround(sums[at++]);
   }
   return figures;
 }

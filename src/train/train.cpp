@@ -262,6 +262,8 @@ class TrainingRun {
       for (size_t k = 0; k < probe_score.kinds.size(); ++k)
         progress.probe_accuracy_by_kind.emplace_back(probe_score.kinds[k], probe_score.kind_accuracy(k));
       result_.probe_accuracy_by_kind = progress.probe_accuracy_by_kind;
+      progress.probe_accuracy_by_tag = tag_accuracies(probe_score);
+      result_.probe_accuracy_by_tag = progress.probe_accuracy_by_tag;
     }
     progress.val_loss = figures.val_loss;
     result_.final_val_loss = figures.val_loss;
@@ -287,6 +289,12 @@ class TrainingRun {
       nlohmann::json by_kind = nlohmann::json::object();
       for (const auto& [kind, accuracy] : progress.probe_accuracy_by_kind) by_kind[kind] = accuracy;
       line["probe_accuracy_by_kind"] = by_kind;
+    }
+    if (!progress.probe_accuracy_by_tag.empty()) {  // {"who": {"no_distractor": x, "distractors": y}, ...}
+      nlohmann::json by_tag = nlohmann::json::object();
+      for (const TagAccuracy& t : progress.probe_accuracy_by_tag)
+        by_tag[t.kind] = {{"no_distractor", t.no_distractor}, {"distractors", t.distractors}};
+      line["probe_accuracy_by_tag"] = by_tag;
     }
     if (evaluation_fields.is_object())
       for (const auto& [key, value] : evaluation_fields.items()) line[key] = value;

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "distributed/communicator.h"
+#include "inference/evaluate.h"
 #include "io/config.h"
 #include "kernels/profile.h"
 #include "tensor/tensor.h"
@@ -59,6 +60,7 @@ struct TrainProgress {
   int threads = 0;            // the threads this step ran on (train/threads.h)
   std::optional<double> val_loss, probe_accuracy;  // on evaluation steps
   std::vector<std::pair<std::string, double>> probe_accuracy_by_kind;  // (kind, accuracy), probe file order
+  std::vector<TagAccuracy> probe_accuracy_by_tag;  // the kinds with distractor tags, apart
 };
 
 struct TrainResult {
@@ -66,6 +68,7 @@ struct TrainResult {
   bool interrupted = false;  // stop_requested was seen: latest written, exit 130
   std::optional<double> final_val_loss, best_val_loss, probe_accuracy;
   std::vector<std::pair<std::string, double>> probe_accuracy_by_kind;  // at the last evaluation
+  std::vector<TagAccuracy> probe_accuracy_by_tag;                      // at the last evaluation
   double tokens_per_s = 0.0;
   double elapsed_s = 0.0;
   std::filesystem::path run_dir;

@@ -564,7 +564,11 @@
       };
       ringHead(k.writer, '#d4a017', 'writer');
       if (k.carrier) ringHead(k.carrier, '#ff7f0e', 'carrier');
-      let text = `${k.kind}: accuracy ${fixed(k.accuracy, 3)} on ${k.items} probe items` + (k.learned ? '' : ' — not learned (under 0.9); the best candidates:') +
+      const status = k.learned ? '' : k.shortcut
+        ? ` — learned by a shortcut: the ${k.cue || 'cue'} alone (${fixed(k.no_distractor_accuracy, 3)} without distractors, ` +
+          `${fixed(k.distractor_accuracy, 3)} with them); the heads that answer it:`
+        : ' — not learned (under 0.9); the best candidates:';
+      let text = `${k.kind}: accuracy ${fixed(k.accuracy, 3)} on ${k.items} probe items` + status +
         `. Writer ${k.writer}: direct logit attribution ${signed(k.writer_attribution, 4)} of the difference ${signed(k.difference, 4)}, ` +
         `restores ${fixed(k.writer_restores, 4)} with the answer swapped. `;
       text += k.carrier
