@@ -174,6 +174,38 @@ TEST_F(HeadCliTest, CircuitModes) {
 // Issue 32: the rules of inspect-heads, read from its --help (the table every mode is
 // checked against) and quoted verbatim by docs/cli.md. Every pair of a mode and an option
 // outside its row (a second mode included) exits 2 with one line naming both.
+// One head against two: --compare pairs the one head with one of the two and lists the other
+// with its nearest (it refused models of different head counts before issue 50).
+TEST_F(HeadCliTest, CompareAcrossHeadCounts) {
+  const std::string config = (test::source_dir() / "configs" / "tiny.json").string();
+  for (const char* heads : {"1", "2"}) {
+    auto t = run({"train", "--config", config, "--out", (dir_ / ("h" + std::string(heads))).string(), "--max-steps", "20",
+                  "--threads", "1", "--set", std::string("model.n_head=") + heads});
+    ASSERT_EQ(t.status, 0) << t.err;
+  }
+  const std::string one = (dir_ / "h1" / "best.safetensors").string(), two = (dir_ / "h2" / "best.safetensors").string();
+  auto r = run({"inspect-heads", "--compare", one, two, "--probe", probe()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("A has 1 layer x 1 head, B 1 layer x 2 heads"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nearest A 0.0"), std::string::npos) << r.out;
+  auto j = run({"inspect-heads", "--compare", two, one, "--probe", probe(), "--format", "json"});
+  ASSERT_EQ(j.status, 0) << j.err;
+  const json out = json::parse(j.out);
+  ASSERT_EQ(out["pairs"].size(), 1u);
+  EXPECT_EQ(out["pairs"][0]["b"], json({0, 0}));
+  ASSERT_EQ(out["unmatched"].size(), 1u);
+  EXPECT_EQ(out["unmatched"][0]["model"], "a");
+  EXPECT_EQ(out["unmatched"][0]["nearest"], json({0, 0}));
+  EXPECT_EQ(out["heads_a"], json({1, 2}));
+  EXPECT_EQ(out["heads_b"], json({1, 1}));
+  // The two heads of A are the pair's and the unmatched one, each once.
+  EXPECT_NE(out["pairs"][0]["a"], out["unmatched"][0]["head"]);
+  // Equal head counts print what they always printed: no unmatched heads.
+  auto same = run({"inspect-heads", "--compare", two, two, "--probe", probe(), "--format", "json"});
+  ASSERT_EQ(same.status, 0) << same.err;
+  EXPECT_FALSE(json::parse(same.out).contains("unmatched"));
+}
+
 TEST_F(HeadCliTest, EveryOptionOutsideItsModeIsRefused) {
   auto help = run({"inspect-heads", "--help"});
   ASSERT_EQ(help.status, 0) << help.err;

@@ -1,6 +1,8 @@
 // inspect-heads --compare: the Hungarian assignment on known costs, the pattern divergence
 // on known patterns, and a model matched against a copy whose two heads of layer 0 trade
-// places (same function, heads renumbered): the matching finds the swap.
+// places (same function, heads renumbered): the matching finds the swap; and one head against
+// two: a one-head model built to read as head 1 of a two-head model is matched to it, the
+// other head left unmatched with its nearest.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -58,6 +60,53 @@ TEST(HeadCompare, FindsHeadsThatTradedPlaces) {
   for (const HeadMatch& m : c.matches) EXPECT_NEAR(m.similarity, 1.0, 1e-5);
   // The swapped pairing is clearly worse: the heads do differ.
   EXPECT_GT(c.divergence[0 * 4 + 0], 0.01);
+}
+
+TEST(HeadCompare, OneHeadAgainstTwoMatchesTheHeadItCopies) {
+  const Vocab vocab = Vocab::from_text(U"小丁拿着红色的苹果。谁");
+  const int64_t D = 16, d = 8;
+  Gpt two(test::config_of(1, D, 2, 16, vocab.size(), "learned"));  // learned positions: no RoPE frequencies to differ
+  Rng rng(33);
+  two.initialize(rng);
+  for (auto& p : two.parameters().all())
+    if (p.name.find("q_proj") != std::string::npos || p.name.find("k_proj") != std::string::npos)
+      for (float& w : p.var.value().span()) w *= 30.0f;
+  Gpt one(test::config_of(1, D, 1, 16, vocab.size(), "learned"));
+  for (auto& p : two.parameters().all()) one.parameters().get(p.name).value().copy_from(p.var.value());
+  // One's single head (d = 16) gets two's head 1 (rows 8..15) in its rows 0..7 and zeros
+  // beside them; q scaled by sqrt(2) so that q.k / sqrt(16) equals two's q.k / sqrt(8).
+  for (const char* n : {"q_proj", "k_proj"}) {
+    const float* src = two.parameters().get(std::string("blocks.0.attn.") + n + ".weight").value().data();
+    float* w = one.parameters().get(std::string("blocks.0.attn.") + n + ".weight").value().data();
+    const float factor = std::strcmp(n, "q_proj") == 0 ? std::sqrt(2.0f) : 1.0f;
+    for (int64_t i = 0; i < d * D; ++i) {
+      w[i] = factor * src[d * D + i];
+      w[d * D + i] = 0.0f;
+    }
+  }
+  const std::vector<std::vector<int32_t>> texts = {vocab.encode(U"小丁拿着红色的苹果。谁拿着", "t"),
+                                                   vocab.encode(U"红色的苹果。小丁", "t")};
+  const HeadComparison c = compare_heads(one, two, texts, texts);
+  EXPECT_EQ(c.heads_a, 1);
+  EXPECT_EQ(c.heads_b, 2);
+  ASSERT_EQ(c.matches.size(), 1u);
+  EXPECT_EQ(c.matches[0].head_a, 0);
+  EXPECT_EQ(c.matches[0].head_b, 1);
+  EXPECT_NEAR(c.matches[0].similarity, 1.0, 1e-5);
+  ASSERT_EQ(c.unmatched.size(), 1u);
+  EXPECT_EQ(c.unmatched[0].model, 'b');
+  EXPECT_EQ(c.unmatched[0].head, 0);
+  EXPECT_EQ(c.unmatched[0].nearest_head, 0);  // the one head of A
+  EXPECT_NEAR(c.unmatched[0].divergence, c.divergence[0 * 2 + 0], 1e-15);
+  EXPECT_GT(c.unmatched[0].divergence, 0.01);  // two's head 0 reads otherwise
+  // The other way round, the same pair, and two's head 0 left over.
+  const HeadComparison back = compare_heads(two, one, texts, texts);
+  ASSERT_EQ(back.matches.size(), 1u);
+  EXPECT_EQ(back.matches[0].head_a, 1);
+  EXPECT_EQ(back.matches[0].head_b, 0);
+  ASSERT_EQ(back.unmatched.size(), 1u);
+  EXPECT_EQ(back.unmatched[0].model, 'a');
+  EXPECT_EQ(back.unmatched[0].head, 0);
 }
 
 }  // namespace

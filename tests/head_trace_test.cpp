@@ -22,6 +22,8 @@ using Matrix = std::vector<std::vector<double>>;  // [rows][cols]
 struct RefBlock {
   Matrix normed;                 // [T][D] ln1 output
   std::vector<Matrix> q_raw, q, k, v, w, out, contribution;  // per head: [T][d] (w: [T][T]; contribution [T][D])
+  Matrix q_full, k_full, v_full;  // [T][D] before the split (q, k before RoPE)
+  Matrix resid_in, resid_mid;     // [T][D] the stream entering the block, and after its attention branch
 };
 
 struct Reference {
@@ -76,6 +78,10 @@ Reference reference_forward(const Gpt& m, const std::vector<int32_t>& ids) {
     const Matrix K = linear(blk.normed, value(m, b + "attn.k_proj.weight"), D);
     const Matrix Vv = linear(blk.normed, value(m, b + "attn.v_proj.weight"), D);
     const float* Wo = value(m, b + "attn.out_proj.weight");
+    blk.q_full = Q;
+    blk.k_full = K;
+    blk.v_full = Vv;
+    blk.resid_in = x;
     Matrix x1 = x;
     for (int64_t h = 0; h < H; ++h) {
       Matrix q(T, std::vector<double>(d)), k = q, v = q, qr = q;
@@ -124,6 +130,7 @@ Reference reference_forward(const Gpt& m, const std::vector<int32_t>& ids) {
       blk.out.push_back(out);
       blk.contribution.push_back(contrib);
     }
+    blk.resid_mid = x1;
     Matrix h2 = layer_norm(x1, value(m, b + "ln2.weight"), value(m, b + "ln2.bias"), c.norm_eps);
     Matrix hidden = linear(h2, value(m, b + "mlp.fc.weight"), F, value(m, b + "mlp.fc.bias"));
     for (auto& row : hidden)
@@ -235,6 +242,33 @@ TEST_P(HeadTraceTest, EveryNumberEqualsTheForwardPassPastPosition32) {
         EXPECT_NE(printed.find(buffer), std::string::npos) << printed;
         std::snprintf(buffer, sizeof buffer, "%.6f", tr.weights[P]);
         EXPECT_NE(printed.find(buffer), std::string::npos);
+
+        // Split and merge of the whole layer at P: the rows before the split, every head's
+        // output side by side (not added), W_O, the residual stream after the branch.
+        const SplitMergeTrace& sm = tr.split_merge;
+        ASSERT_EQ(sm.H, 2);
+        ASSERT_EQ(sm.d, d);
+        expect_near_all(sm.q_row, blk.q_full[P], tol, at + " q row");
+        expect_near_all(sm.k_row, blk.k_full[P], tol, at + " k row");
+        expect_near_all(sm.v_row, blk.v_full[P], tol, at + " v row");
+        std::vector<double> concatenated, attention_out(D, 0.0);
+        for (int64_t h = 0; h < 2; ++h) {
+          expect_near_all(sm.head_outputs[h], blk.out[h][P], tol, at + " head output " + std::to_string(h));
+          concatenated.insert(concatenated.end(), blk.out[h][P].begin(), blk.out[h][P].end());
+          for (int64_t i = 0; i < D; ++i) attention_out[i] += blk.contribution[h][P][i];
+          std::vector<double> row(blk.w[h][P].begin(), blk.w[h][P].begin() + P + 1);
+          expect_near_all(sm.head_weights[h], row, tol, at + " head weights " + std::to_string(h));
+        }
+        EXPECT_EQ(sm.head_outputs[head], tr.head_output) << at;  // the traced head's step 8, bit for bit
+        expect_near_all(sm.concatenated, concatenated, tol, at + " concatenated");
+        expect_near_all(sm.attention_out, attention_out, tol, at + " attention out");
+        expect_near_all(sm.residual_in, blk.resid_in[P], tol, at + " residual in");
+        expect_near_all(sm.residual_out, blk.resid_mid[P], tol, at + " residual out");
+        std::vector<double> forward_out(sm.forward_residual_out.begin(), sm.forward_residual_out.end());
+        expect_near_all(forward_out, blk.resid_mid[P], tol, at + " forward resid_mid");
+        for (const char* step : {"split and merge:", "S1.", "S3. merge_heads: the outputs concatenated, not added",
+                                 "S4. W_O", "S5. the residual stream"})
+          EXPECT_NE(printed.find(step), std::string::npos) << step;
       }
 }
 

@@ -17,6 +17,7 @@ Run add_sample_command(CLI::App& app);
 Run add_inspect_heads_command(CLI::App& app);
 Run add_eval_command(CLI::App& app);
 Run add_serve_command(CLI::App& app);
+Run add_lesson_command(CLI::App& app);
 
 // Applies --threads and --backend, shared by every command that computes.
 struct ComputeOptions {

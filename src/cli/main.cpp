@@ -215,6 +215,7 @@ int run(int argc, char** argv) {
   Run inspect = add_inspect_heads_command(app);
   Run eval = add_eval_command(app);
   Run serve = add_serve_command(app);
+  Run lesson = add_lesson_command(app);
 
   try {
     app.parse(argc, argv);
@@ -236,6 +237,7 @@ int run(int argc, char** argv) {
       if (name == "inspect-heads") return inspect();
       if (name == "eval") return eval();
       if (name == "serve") return serve();
+      if (name == "lesson") return lesson();
     }
     return fail("no subcommand given", kExitUsage);
   } catch (const mg::JobWideInputError& e) {

@@ -2,6 +2,7 @@
 // method (the potentials form, O(n^3)) for the assignment of least total divergence.
 #include "interp/compare.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -76,28 +77,54 @@ std::vector<int64_t> min_cost_assignment(const std::vector<double>& cost, int64_
 
 HeadComparison compare_heads(const Gpt& a, const Gpt& b, const std::vector<std::vector<int32_t>>& texts_a,
                              const std::vector<std::vector<int32_t>>& texts_b) {
-  const int64_t n = a.config().n_layer * a.config().n_head;
-  MG_CHECK(n == b.config().n_layer * b.config().n_head, "compare_heads: different numbers of heads");
+  const int64_t Ha = a.config().n_head, Hb = b.config().n_head;
+  const int64_t na = a.config().n_layer * Ha, nb = b.config().n_layer * Hb;
   MG_CHECK(texts_a.size() == texts_b.size(), "compare_heads: texts differ");
   HeadComparison r;
-  r.divergence.assign(static_cast<size_t>(n * n), 0.0);
+  r.layers_a = a.config().n_layer;
+  r.heads_a = Ha;
+  r.layers_b = b.config().n_layer;
+  r.heads_b = Hb;
+  r.divergence.assign(static_cast<size_t>(na * nb), 0.0);
   for (size_t i = 0; i < texts_a.size(); ++i) {
     MG_CHECK(texts_a[i].size() == texts_b[i].size() && !texts_a[i].empty(), "compare_heads: texts differ");
     const int64_t T = static_cast<int64_t>(texts_a[i].size());
     const auto pa = head_patterns(a, texts_a[i]), pb = head_patterns(b, texts_b[i]);
-    for (int64_t x = 0; x < n; ++x)
-      for (int64_t y = 0; y < n; ++y) r.divergence[x * n + y] += pattern_divergence(pa[x], pb[y], T);
+    for (int64_t x = 0; x < na; ++x)
+      for (int64_t y = 0; y < nb; ++y) r.divergence[x * nb + y] += pattern_divergence(pa[x], pb[y], T);
     ++r.texts;
   }
   for (double& d : r.divergence) d /= static_cast<double>(std::max<int64_t>(r.texts, 1));
-  const std::vector<int64_t> assignment = min_cost_assignment(r.divergence, n);
-  const int64_t Ha = a.config().n_head, Hb = b.config().n_head;
-  for (int64_t x = 0; x < n; ++x) {
+  // Square the matrix with dummy heads of cost 0: a real head given a dummy is left unmatched.
+  const int64_t n = std::max(na, nb);
+  std::vector<double> square(static_cast<size_t>(n * n), 0.0);
+  for (int64_t x = 0; x < na; ++x)
+    for (int64_t y = 0; y < nb; ++y) square[x * n + y] = r.divergence[x * nb + y];
+  const std::vector<int64_t> assignment = min_cost_assignment(square, n);
+  auto similarity = [](double divergence) { return 1.0 - divergence / std::log(2.0); };
+  std::vector<bool> b_matched(static_cast<size_t>(nb), false);
+  for (int64_t x = 0; x < na; ++x) {
     const int64_t y = assignment[x];
-    HeadMatch m{x / Ha, x % Ha, y / Hb, y % Hb, r.divergence[x * n + y], 0.0};
-    m.similarity = 1.0 - m.divergence / std::log(2.0);
-    r.matches.push_back(m);
+    if (y < nb) {
+      b_matched[y] = true;
+      const double d = r.divergence[x * nb + y];
+      r.matches.push_back({x / Ha, x % Ha, y / Hb, y % Hb, d, similarity(d)});
+    }
   }
+  auto nearest = [&](char model, int64_t index) {
+    const bool of_a = model == 'a';
+    const int64_t others = of_a ? nb : na;
+    int64_t best = 0;
+    auto cost = [&](int64_t other) { return of_a ? r.divergence[index * nb + other] : r.divergence[other * nb + index]; };
+    for (int64_t o = 1; o < others; ++o)
+      if (cost(o) < cost(best)) best = o;
+    const int64_t H = of_a ? Ha : Hb, H_other = of_a ? Hb : Ha;
+    r.unmatched.push_back({model, index / H, index % H, best / H_other, best % H_other, cost(best), similarity(cost(best))});
+  };
+  for (int64_t x = 0; x < na; ++x)
+    if (assignment[x] >= nb) nearest('a', x);
+  for (int64_t y = 0; y < nb; ++y)
+    if (!b_matched[y]) nearest('b', y);
   return r;
 }
 

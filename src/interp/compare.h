@@ -25,15 +25,27 @@ struct HeadMatch {
   double divergence = 0.0, similarity = 0.0;
 };
 
+// A head the matching left without a partner (the model with more heads has some), and the
+// head of the other model its patterns are nearest to (that head has a partner of its own).
+struct UnmatchedHead {
+  char model = 'a';  // 'a' or 'b': whose head it is
+  int64_t layer = 0, head = 0, nearest_layer = 0, nearest_head = 0;
+  double divergence = 0.0, similarity = 0.0;
+};
+
 struct HeadComparison {
   int64_t texts = 0;
-  std::vector<HeadMatch> matches;  // one per head of A, by layer then head
-  std::vector<double> divergence;  // [heads_a * heads_b] every pair's mean JSD
+  int64_t layers_a = 0, heads_a = 0, layers_b = 0, heads_b = 0;  // each model's n_layer and n_head
+  std::vector<HeadMatch> matches;  // min(heads in A, heads in B) pairs, by A's layer then head
+  std::vector<UnmatchedHead> unmatched;  // the other model's heads beyond them, by layer then head
+  std::vector<double> divergence;  // [all heads of A * all heads of B] every pair's mean JSD
 };
 
 // TEXTS_A and TEXTS_B are the same texts encoded in each model's vocabulary (each text at
-// most both block sizes). Both models must have the same number of heads in all
-// (n_layer * n_head): MG_CHECK, the caller validates.
+// most both block sizes). The models may have different head counts (one head against two,
+// 4 layers against 2): the matching pairs min(n_a, n_b) heads at least total divergence
+// (the square Hungarian on the matrix padded with zero-cost dummy heads), and lists the
+// larger model's other heads as unmatched, each with its nearest head in the smaller.
 HeadComparison compare_heads(const Gpt& a, const Gpt& b, const std::vector<std::vector<int32_t>>& texts_a,
                              const std::vector<std::vector<int32_t>>& texts_b);
 

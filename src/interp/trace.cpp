@@ -49,7 +49,82 @@ std::vector<double> rotate(const std::vector<double>& x, const RopeTable& table,
   return y;
 }
 
+// LayerNorm(blocks.L.ln1) of the stream entering block L at positions 0..P: [P+1][D].
+std::vector<std::vector<double>> normed_rows(const Gpt& model, const Tensor& stream, int64_t layer, int64_t P) {
+  const ModelConfig& c = model.config();
+  const BlockWeights& block = model.weights().blocks[static_cast<size_t>(layer)];
+  std::vector<std::vector<double>> normed(static_cast<size_t>(P + 1));
+  for (int64_t s = 0; s <= P; ++s)
+    normed[s] = layer_norm_row(stream.data() + s * c.n_embd, block.ln1_weight.value(), block.ln1_bias.value(), c.n_embd,
+                               c.norm_eps);
+  return normed;
+}
+
+// One head's attention at the last of the NORMED positions, every intermediate kept.
+struct HeadRow {
+  std::vector<double> q_raw, q;                          // [d]
+  std::vector<std::vector<double>> keys, values;         // [P+1][d]
+  std::vector<double> dots, scores, weights;             // [P+1]
+  double scale = 0.0;
+  std::vector<double> output;                            // [d]
+};
+HeadRow head_row(const Gpt& model, int64_t layer, int64_t head, const std::vector<std::vector<double>>& normed,
+                 const RopeTable* table) {
+  const int64_t d = model.config().head_width(), P = static_cast<int64_t>(normed.size()) - 1;
+  const BlockWeights& block = model.weights().blocks[static_cast<size_t>(layer)];
+  HeadRow r;
+  r.q_raw = head_rows(block.q_proj.value(), head * d, d, normed[P]);
+  r.q = table ? rotate(r.q_raw, *table, P) : r.q_raw;
+  r.scale = static_cast<double>(1.0f / std::sqrt(static_cast<float>(d)));
+  for (int64_t s = 0; s <= P; ++s) {
+    std::vector<double> k = head_rows(block.k_proj.value(), head * d, d, normed[s]);
+    r.keys.push_back(table ? rotate(k, *table, s) : k);
+    r.values.push_back(head_rows(block.v_proj.value(), head * d, d, normed[s]));
+    r.dots.push_back(std::inner_product(r.q.begin(), r.q.end(), r.keys.back().begin(), 0.0));
+    r.scores.push_back(r.dots.back() * r.scale);
+  }
+  // Causal softmax over keys 0..P (the keys after P are masked out, weight 0).
+  const double m = *std::max_element(r.scores.begin(), r.scores.end());
+  double sum = 0.0;
+  for (int64_t s = 0; s <= P; ++s) sum += r.weights.emplace_back(std::exp(r.scores[s] - m));
+  for (double& w : r.weights) w /= sum;
+  r.output.assign(static_cast<size_t>(d), 0.0);
+  for (int64_t s = 0; s <= P; ++s)
+    for (int64_t j = 0; j < d; ++j) r.output[j] += r.weights[s] * r.values[s][j];
+  return r;
+}
+
 }  // namespace
+
+SplitMergeTrace trace_split_merge(const Gpt& model, const TraceForward& forward, int64_t layer, int64_t position) {
+  const ModelConfig& c = model.config();
+  const int64_t D = c.n_embd, H = c.n_head, d = c.head_width(), P = position;
+  const BlockWeights& block = model.weights().blocks[static_cast<size_t>(layer)];
+  const std::vector<std::vector<double>> normed = normed_rows(model, forward.streams[static_cast<size_t>(layer)], layer, P);
+  const RopeTable table = c.position == PositionType::rope ? make_rope_table(c.block_size, d, c.rope_base) : RopeTable{};
+  SplitMergeTrace r;
+  r.H = H;
+  r.d = d;
+  r.q_row = head_rows(block.q_proj.value(), 0, D, normed[P]);  // all D rows: every head's q at once
+  r.k_row = head_rows(block.k_proj.value(), 0, D, normed[P]);
+  r.v_row = head_rows(block.v_proj.value(), 0, D, normed[P]);
+  for (int64_t h = 0; h < H; ++h) {
+    HeadRow row = head_row(model, layer, h, normed, c.position == PositionType::rope ? &table : nullptr);
+    r.concatenated.insert(r.concatenated.end(), row.output.begin(), row.output.end());  // merge_heads: side by side
+    r.head_weights.push_back(std::move(row.weights));
+    r.head_outputs.push_back(std::move(row.output));
+  }
+  const Tensor& Wo = block.out_proj.value();  // [D,D]
+  r.attention_out.assign(static_cast<size_t>(D), 0.0);
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t j = 0; j < D; ++j) r.attention_out[i] += static_cast<double>(Wo[i * D + j]) * r.concatenated[j];
+  const float* in = forward.streams[static_cast<size_t>(layer)].data() + P * D;
+  const float* mid = forward.mids[static_cast<size_t>(layer)].data() + P * D;
+  r.residual_in.assign(in, in + D);
+  for (int64_t i = 0; i < D; ++i) r.residual_out.push_back(r.residual_in[i] + r.attention_out[i]);
+  r.forward_residual_out.assign(mid, mid + D);
+  return r;
+}
 
 std::pair<int64_t, int64_t> parse_head_name(const std::string& spec, const std::string& option) {
   const size_t dot = spec.find('.');
@@ -64,7 +139,10 @@ std::pair<int64_t, int64_t> parse_head_name(const std::string& spec, const std::
 
 HeadTrace trace_head(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what, int64_t layer,
                      int64_t head, int64_t position, int64_t top) {
-  return trace_head(model, vocab, trace_forward(model, vocab, text, what), layer, head, position, top);
+  const TraceForward forward = trace_forward(model, vocab, text, what);
+  HeadTrace r = trace_head(model, vocab, forward, layer, head, position, top);
+  r.split_merge = trace_split_merge(model, forward, layer, position);
+  return r;
 }
 
 TraceForward trace_forward(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what) {
@@ -77,12 +155,14 @@ TraceForward trace_forward(const Gpt& model, const Vocab& vocab, std::u32string_
   for (int64_t l = 0; l < L; ++l) {
     hooks.record(hook::resid_pre(l));
     hooks.record(hook::pattern(l));
+    hooks.record(hook::resid_mid(l));
   }
   hooks.record(hook::resid_post(L - 1));
   model.forward(ids, 1, static_cast<int64_t>(ids.size()), {.hooks = &hooks});
   for (int64_t l = 0; l < L; ++l) {
     f.streams.push_back(hooks[hook::resid_pre(l)]);
     f.weights.push_back(hooks[hook::pattern(l)]);
+    f.mids.push_back(hooks[hook::resid_mid(l)]);
   }
   f.streams.push_back(hooks[hook::resid_post(L - 1)]);
   return f;
@@ -111,40 +191,26 @@ HeadTrace trace_head(const Gpt& model, const Vocab& vocab, const TraceForward& f
   const std::vector<Tensor>& weights = forward.weights;
 
   const BlockWeights& block = model.weights().blocks[static_cast<size_t>(layer)];
-  const Tensor& Wq = block.q_proj.value();
-  const Tensor& Wk = block.k_proj.value();
-  const Tensor& Wv = block.v_proj.value();
   const Tensor& Wo = block.out_proj.value();
-  const float* residual = streams[static_cast<size_t>(layer)].data();  // [T,D] entering block L
   const bool rope = c.position == PositionType::rope;
   const RopeTable table = rope ? make_rope_table(c.block_size, d, c.rope_base) : RopeTable{};
 
-  std::vector<std::vector<double>> normed(static_cast<size_t>(P + 1));  // [P+1][D]
-  for (int64_t s = 0; s <= P; ++s)
-    normed[s] = layer_norm_row(residual + s * D, block.ln1_weight.value(), block.ln1_bias.value(), D, c.norm_eps);
+  const std::vector<std::vector<double>> normed = normed_rows(model, streams[static_cast<size_t>(layer)], layer, P);
   r.x = normed[P];
-  r.q_raw = head_rows(Wq, head * d, d, r.x);
-  r.q = rope ? rotate(r.q_raw, table, P) : r.q_raw;
-  r.scale = static_cast<double>(1.0f / std::sqrt(static_cast<float>(d)));
-  for (int64_t s = 0; s <= P; ++s) {
-    std::vector<double> k = head_rows(Wk, head * d, d, normed[s]);
-    r.keys.push_back(rope ? rotate(k, table, s) : k);
-    r.values.push_back(head_rows(Wv, head * d, d, normed[s]));
-    r.dots.push_back(std::inner_product(r.q.begin(), r.q.end(), r.keys.back().begin(), 0.0));
-    r.scores.push_back(r.dots.back() * r.scale);
-  }
-  // Causal softmax over keys 0..P; keys after P get exactly 0.
-  const double m = *std::max_element(r.scores.begin(), r.scores.end());
-  double sum = 0.0;
-  r.weights.assign(static_cast<size_t>(T), 0.0);
-  for (int64_t s = 0; s <= P; ++s) sum += (r.weights[s] = std::exp(r.scores[s] - m));
-  for (int64_t s = 0; s <= P; ++s) r.weights[s] /= sum;
+  HeadRow row_of_head = head_row(model, layer, head, normed, rope ? &table : nullptr);
+  r.q_raw = std::move(row_of_head.q_raw);
+  r.q = std::move(row_of_head.q);
+  r.keys = std::move(row_of_head.keys);
+  r.values = std::move(row_of_head.values);
+  r.dots = std::move(row_of_head.dots);
+  r.scale = row_of_head.scale;
+  r.scores = std::move(row_of_head.scores);
+  r.weights = std::move(row_of_head.weights);
+  r.weights.resize(static_cast<size_t>(T), 0.0);  // keys after P: exactly 0
   const float* row = weights[static_cast<size_t>(layer)].data() + (head * T + P) * T;  // [T] of [1,H,T,T]
   r.forward_weights.assign(row, row + T);
 
-  r.head_output.assign(static_cast<size_t>(d), 0.0);
-  for (int64_t s = 0; s <= P; ++s)
-    for (int64_t j = 0; j < d; ++j) r.head_output[j] += r.weights[s] * r.values[s][j];
+  r.head_output = std::move(row_of_head.output);
   r.contribution.assign(static_cast<size_t>(D), 0.0);
   for (int64_t i = 0; i < D; ++i)
     for (int64_t j = 0; j < d; ++j) r.contribution[i] += static_cast<double>(Wo[i * D + head * d + j]) * r.head_output[j];

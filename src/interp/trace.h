@@ -25,6 +25,23 @@ struct LogitPush {
   double logit = 0.0;
 };
 
+// The whole attention layer at the query position, as the lesson's section on split and
+// merge draws it: the position's x [D] projected to its q, k and v rows [D], each row split
+// into H heads of d (head h owns features h*d .. h*d+d-1), each head's output [d], the heads
+// concatenated (merge_heads: not added) into [D], W_O applied, and the residual stream it joins.
+// In double, from the float32 parameters; the forward's own stream after the branch is kept beside.
+struct SplitMergeTrace {
+  int64_t H = 0, d = 0;                         // H = 0: not computed (the head explorer's traces)
+  std::vector<double> q_row, k_row, v_row;      // [D] x_P Wq^T, x_P Wk^T, x_P Wv^T (q and k before RoPE)
+  std::vector<std::vector<double>> head_weights;  // [H][P+1] each head's projected_weights row at P
+  std::vector<std::vector<double>> head_outputs;  // [H][d] each head's output at P
+  std::vector<double> concatenated;             // [D] merge_heads: head h's output at h*d .. h*d+d-1
+  std::vector<double> attention_out;            // [D] concatenated Wo^T: every coordinate mixes every head
+  std::vector<double> residual_in;              // [D] the stream entering block L at P
+  std::vector<double> residual_out;             // [D] residual_in + attention_out
+  std::vector<float> forward_residual_out;      // [D] the forward's blocks.L.hook_resid_mid at P, for comparison
+};
+
 struct HeadTrace {
   int64_t layer = 0, head = 0, position = 0;  // P: the query position
   int64_t T = 0, D = 0, d = 0;
@@ -50,8 +67,10 @@ struct HeadTrace {
   double final_sigma = 0.0;
   std::vector<double> logit_push;    // [V]
   std::vector<LogitPush> top_up, top_down;  // the largest and smallest entries, `top` of each
+  SplitMergeTrace split_merge;  // the whole layer at P: made by the text overload below (--trace), else H = 0
 };
 
+// One forward and one head's trace with its layer's split and merge (--trace).
 // InputError: TEXT empty, longer than block_size, or with a symbol outside the vocabulary
 // (WHAT names it); layer, head or position out of range (naming the valid range).
 HeadTrace trace_head(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what, int64_t layer,
@@ -64,10 +83,15 @@ struct TraceForward {
   std::vector<std::string> tokens;  // [T] the text's symbols
   std::vector<Tensor> streams;      // n_layer + 1 of [1,T,D]: entering each block, then ln_f's input
   std::vector<Tensor> weights;      // n_layer of [1,H,T,T]: projected_weights
+  std::vector<Tensor> mids;         // n_layer of [1,T,D]: the stream after each block's attention branch
 };
 TraceForward trace_forward(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what);
+// One head at one position (no split_merge: the explorer's many traces go without it).
 HeadTrace trace_head(const Gpt& model, const Vocab& vocab, const TraceForward& forward, int64_t layer, int64_t head,
                      int64_t position, int64_t top = 5);
+
+// Layer LAYER's attention at POSITION split into heads and merged back (checked by the caller).
+SplitMergeTrace trace_split_merge(const Gpt& model, const TraceForward& forward, int64_t layer, int64_t position);
 
 // "L.H" -> {L, H}; InputError naming OPTION when it is not two non-negative integers.
 std::pair<int64_t, int64_t> parse_head_name(const std::string& spec, const std::string& option);

@@ -21,6 +21,18 @@ nlohmann::ordered_json comparison_json(const ComparisonReport& r) {
     out["pairs"].push_back({{"a", {m.layer_a, m.head_a}}, {"role_a", role_of(r.roles_a, m.layer_a, m.head_a)},
                             {"b", {m.layer_b, m.head_b}}, {"role_b", role_of(r.roles_b, m.layer_b, m.head_b)},
                             {"divergence", m.divergence}, {"similarity", m.similarity}});
+  const HeadComparison& c = r.matching;
+  if (c.layers_a * c.heads_a != c.layers_b * c.heads_b) {  // the keys a comparison of equal counts never had
+    out["heads_a"] = {c.layers_a, c.heads_a};
+    out["heads_b"] = {c.layers_b, c.heads_b};
+    out["unmatched"] = nlohmann::ordered_json::array();
+    for (const UnmatchedHead& u : c.unmatched) {
+      const RoleReport& own = u.model == 'a' ? r.roles_a : r.roles_b;
+      out["unmatched"].push_back({{"model", std::string(1, u.model)}, {"head", {u.layer, u.head}},
+                                  {"role", role_of(own, u.layer, u.head)}, {"nearest", {u.nearest_layer, u.nearest_head}},
+                                  {"divergence", u.divergence}, {"similarity", u.similarity}});
+    }
+  }
   return out;
 }
 
@@ -36,6 +48,24 @@ std::string format_comparison(const ComparisonReport& r) {
                   static_cast<long long>(m.layer_b), static_cast<long long>(m.head_b),
                   role_of(r.roles_b, m.layer_b, m.head_b).c_str(), m.similarity);
     out += line;
+  }
+  const HeadComparison& c = r.matching;
+  if (c.layers_a * c.heads_a != c.layers_b * c.heads_b) {
+    auto heads = [](int64_t layers, int64_t per_layer) {
+      return std::to_string(layers) + (layers == 1 ? " layer x " : " layers x ") + std::to_string(per_layer) +
+             (per_layer == 1 ? " head" : " heads");
+    };
+    out += "\nA has " + heads(c.layers_a, c.heads_a) + ", B " + heads(c.layers_b, c.heads_b) +
+           ": these heads have no partner; nearest, the head of the other model whose patterns are most alike\n";
+    for (const UnmatchedHead& u : c.unmatched) {
+      const RoleReport& own = u.model == 'a' ? r.roles_a : r.roles_b;
+      char line[256];
+      std::snprintf(line, sizeof line, "  %c %lld.%lld   %-30s  nearest %c %lld.%lld   similarity %.3f\n",
+                    u.model == 'a' ? 'A' : 'B', static_cast<long long>(u.layer), static_cast<long long>(u.head),
+                    role_of(own, u.layer, u.head).c_str(), u.model == 'a' ? 'B' : 'A',
+                    static_cast<long long>(u.nearest_layer), static_cast<long long>(u.nearest_head), u.similarity);
+      out += line;
+    }
   }
   return out;
 }

@@ -18,11 +18,14 @@ struct ComparisonReport {
   RoleReport roles_a, roles_b;  // on the same texts, each in its own model's vocabulary
 };
 
-// The pairs, one line each: A's head and role, B's head and role, the similarity.
+// The pairs, one line each: A's head and role, B's head and role, the similarity; with
+// different head counts, then the heads left unmatched, each with its nearest head.
 std::string format_comparison(const ComparisonReport& report);
 
 // {"a", "b", "texts", "pairs": [{"a" [layer, head], "role_a", "b" [layer, head], "role_b",
-// "divergence", "similarity"}]}
+// "divergence", "similarity"}]}; when the head counts differ, also "heads_a" and "heads_b"
+// ([n_layer, n_head]) and "unmatched": [{"model" "a"|"b", "head" [layer, head], "role",
+// "nearest" [layer, head], "divergence", "similarity"}]
 nlohmann::ordered_json comparison_json(const ComparisonReport& report);
 
 }  // namespace mg

@@ -1,6 +1,9 @@
 // The worked trace's printout and JSON (report/trace_format.h).
 #include "report/trace_format.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "report/text.h"
 
 namespace mg {
@@ -19,6 +22,63 @@ std::string vector6(const std::vector<double>& v, const std::string& indent) {
 nlohmann::ordered_json numbers(const std::vector<double>& v) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (double x : v) out.push_back(round9(x));
+  return out;
+}
+
+// Features [first, first + n) of V: one head's slice of a [D] row.
+std::vector<double> slice(const std::vector<double>& v, int64_t first, int64_t n) {
+  return {v.begin() + first, v.begin() + first + n};
+}
+
+// The whole layer at the query position: split into heads, each head, concatenated, W_O, the residual.
+std::string format_split_merge(const HeadTrace& r) {
+  const SplitMergeTrace& m = r.split_merge;
+  const int64_t D = r.D, d = m.d, H = m.H, P = r.position;
+  const long long L = static_cast<long long>(r.layer);
+  std::string out = format("\nsplit and merge: all %lld heads of layer %lld at t = %lld, [B,T,D] -> [B,H,T,d] -> [B,T,D] "
+                           "(D = %lld, H = %lld, d = %lld)\n",
+                           static_cast<long long>(H), L, static_cast<long long>(P), static_cast<long long>(D),
+                           static_cast<long long>(H), static_cast<long long>(d));
+  out += format("S1. x_t [%lld] (step 1) projected whole: q_t = x_t Wq^T, k_t = x_t Wk^T, v_t = x_t Wv^T, each [%lld]; "
+                "split_heads gives head h features h*d .. h*d+d-1 of each row\n",
+                static_cast<long long>(D), static_cast<long long>(D));
+  const std::pair<const char*, const std::vector<double>*> rows[] = {{"q_t", &m.q_row}, {"k_t", &m.k_row}, {"v_t", &m.v_row}};
+  // A label, then a vector whose continuation lines line up under its first number.
+  auto labelled = [](const std::string& label, const std::vector<double>& v) {
+    return label + vector6(v, std::string(label.size(), ' ')) + "\n";
+  };
+  for (const auto& [name, row] : rows)
+    for (int64_t h = 0; h < H; ++h)
+      out += labelled(format("   %s head %lld [%lld..%lld] ", name, static_cast<long long>(h), static_cast<long long>(h * d),
+                             static_cast<long long>(h * d + d - 1)),
+                      slice(*row, h * d, d));
+  out += "   (q and k before RoPE; each head rotates its own q and k, as steps 2 and 3 show for this head)\n";
+  out += format("S2. each head reads with its own row of projected_weights and writes its own output [d = %lld]\n",
+                static_cast<long long>(d));
+  for (int64_t h = 0; h < H; ++h) {
+    out += labelled(format("   head %lld weights ", static_cast<long long>(h)), m.head_weights[h]);
+    out += labelled(format("   head %lld output%s ", static_cast<long long>(h), h == r.head ? " (step 8)" : "         "),
+                    m.head_outputs[h]);
+  }
+  out += format("S3. merge_heads: the outputs concatenated, not added, into [D = %lld]: head h's %lld numbers at "
+                "features h*d .. h*d+d-1\n   ",
+                static_cast<long long>(D), static_cast<long long>(d));
+  out += vector6(m.concatenated, "   ") + "\n";
+  if (H > 1)
+    out += format("   feature 0 is head 0's %.6f and feature %lld head 1's %.6f; added, they would have made one [%lld] "
+                  "vector starting %.6f\n",
+                  m.head_outputs[0][0], static_cast<long long>(d), m.head_outputs[1][0], static_cast<long long>(d),
+                  m.head_outputs[0][0] + m.head_outputs[1][0]);
+  out += format("S4. W_O: attention output = concatenated Wo^T [D = %lld], each feature a mix of every head "
+                "(blocks.%lld.attn.out_proj; step 9 is this head's columns alone)\n   ",
+                static_cast<long long>(D), L);
+  out += vector6(m.attention_out, "   ") + "\n";
+  out += format("S5. the residual stream at t: entering block %lld\n   ", L) + vector6(m.residual_in, "   ") + "\n";
+  out += "   plus the attention output (the block's MLP comes after)\n   " + vector6(m.residual_out, "   ") + "\n";
+  double largest = 0.0;
+  for (int64_t i = 0; i < D; ++i)
+    largest = std::max(largest, std::fabs(m.residual_out[i] - static_cast<double>(m.forward_residual_out[i])));
+  out += format("   the forward's blocks.%lld.hook_resid_mid at t differs from it by at most %.3g\n", L, largest);
   return out;
 }
 
@@ -80,7 +140,9 @@ std::string format_trace(const HeadTrace& r) {
   for (const LogitPush& p : r.top_up) out += format(" \"%s\" %+.6f", symbol_label(p.symbol).c_str(), p.logit);
   out += "\n    down:";
   for (const LogitPush& p : r.top_down) out += format(" \"%s\" %+.6f", symbol_label(p.symbol).c_str(), p.logit);
-  return out + "\n";
+  out += "\n";
+  if (r.split_merge.H > 0) out += format_split_merge(r);
+  return out;
 }
 
 nlohmann::ordered_json trace_json(const HeadTrace& r, bool keys_and_values) {
@@ -116,6 +178,17 @@ nlohmann::ordered_json trace_json(const HeadTrace& r, bool keys_and_values) {
   };
   out["top_up"] = pushes(r.top_up);
   out["top_down"] = pushes(r.top_down);
+  if (keys_and_values && r.split_merge.H > 0) {
+    const SplitMergeTrace& m = r.split_merge;
+    json heads = json::array();
+    for (int64_t h = 0; h < m.H; ++h) heads.push_back({{"weights", numbers(m.head_weights[h])}, {"output", numbers(m.head_outputs[h])}});
+    json forward_out = json::array();
+    for (float v : m.forward_residual_out) forward_out.push_back(round9(v));
+    out["split_merge"] = {{"H", m.H}, {"d", m.d}, {"q_row", numbers(m.q_row)}, {"k_row", numbers(m.k_row)},
+                          {"v_row", numbers(m.v_row)}, {"heads", heads}, {"concatenated", numbers(m.concatenated)},
+                          {"attention_out", numbers(m.attention_out)}, {"residual_in", numbers(m.residual_in)},
+                          {"residual_out", numbers(m.residual_out)}, {"forward_residual_out", forward_out}};
+  }
   return out;
 }
 
