@@ -116,7 +116,7 @@ GRAMMAR = {"belongs_share": (2, 3), "lesson_share": (1, 1)}
 #   another_question  after an answer, another question, when one fits the row
 #   question_weights  a holds question's form among those that fit: 小丁有什么？ (colour and
 #                     what), 谁拿着红色的苹果？ (holder), 小丁拿着什么颜色的苹果？ (which_colour)
-V6 = {"belongs_share": (1, 3), "third_fact": (1, 2), "repeat": (3, 4), "distinct_share": (0, 1), "another_question": (2, 3),
+V6 = {"belongs_share": (1, 3), "third_fact": (1, 2), "repeat": (3, 4), "distinct_share": (1, 2), "another_question": (2, 3),
       "question_weights": {"has": 1, "holder": 2, "which_colour": 2, "whose": 1}}
 
 
@@ -888,10 +888,13 @@ fits the row of {BLOCK_SIZE} symbols.
 A question's form is drawn by its weight among the forms that fit the row, its fact uniformly
 among the story's facts, a fact asked before included: no answer is found by elimination or
 by copying the last answer. Names and objects are distinct within a story and recur across
-stories. A later fact's verb and colour repeat an earlier fact's with chance {share["repeat"]} (drawn among
-the earlier facts, so a value told twice is twice as likely), else are drawn anew among all:
-facts often share the verb and the colour, and then only the name (for who and holder, the
-object) tells them apart. An answer whose whole cue another fact shares has a
+stories. With chance {share["distinct_share"]} a story tells each fact with a verb and a colour of its own, as v5
+does, so the cue alone finds every fact; else a later fact's verb and colour repeat an
+earlier fact's with chance {share["repeat"]} (drawn among the earlier facts, so a value told twice is twice
+as likely) and are drawn anew among all otherwise: facts often share the verb and the colour,
+and then only the name (for who and holder, the object) tells them apart. Which of the two a
+story is, is not written: each verb and colour costs the mixture's -ln p given the story so
+far. An answer whose whole cue another fact shares has a
 **distractor**: the cue, the way an induction head matches the symbols just before the
 answer, finds two facts, and only binding the name (or the object) to its fact finds the
 right one."""

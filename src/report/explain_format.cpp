@@ -1,6 +1,8 @@
 // inspect-heads --explain's writers.
 #include "report/explain_format.h"
 
+#include <algorithm>
+
 #include "report/text.h"
 
 namespace mg {
@@ -26,11 +28,15 @@ std::string format_explanation(const Explanation& e) {
       format("%.1f", kCarrierRestores) +
       " with the fact's key swapped (--swap key)\n"
       "  MLPs: the MLPs' part of the logit difference, all layers added\n\n";
-  out += "  kind       items  accuracy  writer  attribution  restores  carrier  restores  composition (baseline)   MLPs"
-         "      difference\n";
+  // The kind column fits the longest kind (which_colour), as wide as v5's "kind" at least.
+  int width = 9;
+  for (const KindChain& k : e.kinds) width = std::max(width, static_cast<int>(k.kind.size()));
+  out += format("  %-*s items  accuracy  writer  attribution  restores  carrier  restores  composition (baseline)   MLPs"
+                "      difference\n",
+                width + 1, "kind");
   for (const KindChain& k : e.kinds) {
     std::string composition = k.carrier ? format("%c %.4f (%.4f)", k.composition, k.composition_score, k.baseline) : "-";
-    out += format("  %-9s %6lld  %8.3f  %-6s  %+11.4f  %8.4f  %-7s  %8s  %-23s %+8.4f  %+10.4f\n", k.kind.c_str(),
+    out += format("  %-*s %6lld  %8.3f  %-6s  %+11.4f  %8.4f  %-7s  %8s  %-23s %+8.4f  %+10.4f\n", width, k.kind.c_str(),
                   static_cast<long long>(k.items), k.accuracy, head_or_none(k.writer).c_str(), k.writer_attribution,
                   k.writer_restores, head_or_none(k.carrier).c_str(),
                   k.carrier ? format("%.4f", k.carrier_restores).c_str() : "-", composition.c_str(), k.mlp_attribution,
