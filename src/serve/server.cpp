@@ -219,7 +219,8 @@ struct Server::Impl {
   ~Impl() {
     if (listen_fd >= 0) ::close(listen_fd);
     for (auto& [id, c] : connections) ::close(c.fd);
-    // wake_fd stays open: a worker left computing at exit may still hold its number.
+    // A worker left computing at exit never writes to wake_fd: it sees `stopping` first.
+    ::close(wake_fd);
   }
 
   // The Host header a page of this server sends: the bound address, localhost or
@@ -349,7 +350,7 @@ struct Server::Impl {
     ::close(c.fd);
   }
 
-  void accept_new() {
+  void accept_new(WorkerPool& pool) {
     const size_t max_open = kMaxReading + static_cast<size_t>(options.workers + options.queue) + 256;
     for (int i = 0; i < 64; ++i) {
       const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -373,6 +374,15 @@ struct Server::Impl {
         continue;
       }
       connections.emplace_back(next_id++, std::move(c));
+      // Its request is usually there already: read at once, so that only a client still
+      // sending stays among the connections being read (and can be the one read longest).
+      auto& [id, added] = connections.back();
+      bool close_it = on_readable(id, added, pool);
+      if (!close_it && added.phase == Connection::Phase::writing) close_it = on_writable(added);
+      if (close_it) {
+        ::close(added.fd);
+        connections.pop_back();
+      }
     }
   }
 
@@ -438,7 +448,7 @@ struct Server::Impl {
           connections.erase(it);
         }
       }
-      if (fds[0].revents != 0) accept_new();
+      if (fds[0].revents != 0) accept_new(pool);
     }
   }
 };
