@@ -661,6 +661,9 @@ run_case "make_corpus: floors.json a FIFO" 2 "is a FIFO" -- --out mc_fifo --symb
 run_case "make_corpus: floors.json a folder" 2 "is a directory" -- --out mc_folder --symbols 500000
 runner=("$binary") prog=mini-gpt
 
+exec_with_default_signals='import os, signal, sys
+for s in (signal.SIGINT, signal.SIGQUIT): signal.signal(s, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])'
 # kill_during_write LABEL SIGNAL STATUS OUT -- ARGS: runs mini-gpt ARGS in the background
 # and sends SIGNAL the moment OUT's temporary appears (up to 40 tries, until one lands).
 kill_during_write() {
@@ -673,9 +676,9 @@ kill_during_write() {
   while (( landed == 0 && tries < 40 )); do
     tries=$((tries + 1))
     rm -f "$out"
-    # (Started through python, which gives it SIGINT's default action: bash starts a
-    # background job with SIGINT ignored, and mini-gpt keeps a signal its parent ignores.)
-    python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+    # (Started through python, which gives it SIGINT's and SIGQUIT's default actions: bash
+    # starts a background job with both ignored, and mini-gpt keeps a signal its parent ignores.)
+    python3 -c "$exec_with_default_signals" \
       "$binary" "$@" < /dev/null > /dev/null 2> err.txt &
     pid=$!
     while kill -0 "$pid" 2> /dev/null; do
@@ -958,14 +961,14 @@ run_case "head 3e38: sample" 1 "logit is" -- sample "${h38[@]}" --max-new-tokens
 
 # Class 4: a probe set the model cannot read (not one item's prompt and answer in its
 # vocabulary) is refused by every probe mode, not scored as an empty table.
-printf '{"prompt": "\u2603\u2603\u2603", "answer": "\u2603", "kind": "who", "source": 1}\n{"prompt": "xyz", "answer": "x", "kind": "what", "source": 1}\n' > alien_probe.jsonl
+printf '{"prompt": "\u2603\u2603\u2603", "answer": "\u2603", "kind": "who", "source": 1}\n{"prompt": "xyz", "answer": "x", "kind": "what", "source": 0}\n' > alien_probe.jsonl
 for mode in "--explain" "--roles" "--attribution" "--patch" "--patch --swap key"; do
   # shellcheck disable=SC2086  # $mode is one or three words
   run_case "a probe set outside the vocabulary: $mode --probe" 2 "none of its 2 items can be read" -- \
     inspect-heads --checkpoint "$ckpt" --threads 1 $mode --probe alien_probe.jsonl
 done
-run_case "a probe set outside the vocabulary: --text --probe" 2 "none of its 2 items can be read" -- \
-  inspect-heads --checkpoint "$ckpt" --threads 1 --text "$text10" --probe alien_probe.jsonl
+run_case "a probe set outside the vocabulary: --text --probe --format json" 2 "none of its 2 items can be read" -- \
+  inspect-heads --checkpoint "$ckpt" --threads 1 --text "$text10" --probe alien_probe.jsonl --format json
 
 # Config values checked as float32 holds them (each refused before anything is written).
 for pair in "train.beta2=0.99999999|train.beta2" "train.beta1=0.99999999|train.beta1" "model.dropout=0.99999999|model.dropout" \
@@ -984,22 +987,28 @@ kill_during_write "SIGUSR2 while --svg writes" USR2 140 heads.svg -- inspect-hea
 kill_during_write "SIGALRM while --svg writes" ALRM 142 heads.svg -- inspect-heads --checkpoint "$ckpt" --text "$long_text" --svg heads.svg --threads 1
 kill_during_write "SIGXFSZ while --html writes" XFSZ 153 page.html -- inspect-heads --checkpoint "$ckpt" --text "$long_text" --html page.html --threads 1
 kill_during_write "SIGRTMIN while --html writes" RTMIN 162 page.html -- inspect-heads --checkpoint "$ckpt" --text "$long_text" --html page.html --threads 1
-# train's checkpoint write: each try a fresh run folder, SIGNAL sent when its temporary appears.
-for sig in QUIT USR2; do
+# train's checkpoint write: each try a fresh run folder of a model wide enough (n_embd 256,
+# a 10 MB checkpoint) for its write to be caught, and at most 200 steps, so that every try
+# ends by itself; SIGNAL is sent when the checkpoint's temporary appears.
+for pair in QUIT:131 USR2:140; do
+  sig=${pair%%:*} wanted=${pair#*:}
   cases=$((cases + 1)); label="SIG$sig while train writes a checkpoint"; record_victims
-  landed=0
-  for try in $(seq 20); do
+  landed=0 status=0
+  for try in $(seq 10); do
     rm -rf "runs/sig$try"
-    python3 -c 'import os, sys; os.execv(sys.argv[1], sys.argv[1:])' "$binary" "${train[@]}" --out "runs/sig$try" \
-      --max-steps 100000 --set train.checkpoint_interval=1 < /dev/null > /dev/null 2> err.txt &
+    python3 -c "$exec_with_default_signals" "$binary" "${train[@]}" --out "runs/sig$try" --max-steps 200 --set train.checkpoint_interval=1 \
+      --set model.n_embd=256 --set train.batch_size=1 --set train.eval_interval=1000 < /dev/null > /dev/null 2> err.txt &
     pid=$!
-    while kill -0 "$pid" 2> /dev/null; do
+    started=$SECONDS
+    while kill -0 "$pid" 2> /dev/null && (( SECONDS - started < 60 )); do
       if compgen -G "runs/sig$try/.latest.safetensors.tmp.*" > /dev/null; then kill "-$sig" "$pid"; landed=1; break; fi
     done
-    wait "$pid" 2> /dev/null
+    wait "$pid" 2> /dev/null; status=$?
     (( landed )) && break
   done
-  (( landed )) || note_failure "the signal never landed during a checkpoint write"
+  if (( ! landed )); then note_failure "the signal never landed during a checkpoint write"
+  elif (( status != wanted )); then note_failure "exit status $status after SIG$sig, expected $wanted: $(tail -n 1 err.txt)"
+  fi
   check_victims
   rm -rf runs/sig*
 done

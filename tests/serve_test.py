@@ -268,7 +268,10 @@ def watched_run(port, run):
         check(get(port, "/api/next", text="小")[0] == 200, f"after a {what} checkpoint the server does not compute")
         reasons.append((what, previous))
     replace(good)
-    s = wait_for("the good checkpoint's load", lambda: (lambda s: s if s["model"]["generation"] == generation + 1 else None)(status()))
+    # Loading it scores its roles and composition on one core: 6 s on a quiet 2-core host,
+    # 30 to 40 s beside other builds and tests at a load of 9 (3496b83's server as well).
+    s = wait_for("the good checkpoint's load", lambda: (lambda s: s if s["model"]["generation"] == generation + 1 else None)(status()),
+                 timeout=120)
     check(s["model"]["reload_error"] == "", f"after a good checkpoint: {s['model']}")
     return reasons
 
