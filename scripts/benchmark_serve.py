@@ -23,17 +23,23 @@ import tempfile
 import time
 import urllib.parse
 
+import script_io
 import serve_common
 
 
 def get(port, path, params):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    c.request("GET", path + "?" + urllib.parse.urlencode(params))
-    r = c.getresponse()
-    body = r.read()
-    c.close()
+    # A server that died or stopped answering is the benchmark's failure (exit 1), named as
+    # such, not taken for a failed write to standard output.
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        c.request("GET", path + "?" + urllib.parse.urlencode(params))
+        r = c.getresponse()
+        body = r.read()
+        c.close()
+    except (OSError, http.client.HTTPException) as e:
+        raise script_io.ScriptError(f"mini-gpt serve stopped answering {path}: {e}", 1) from None
     if r.status != 200:
-        raise RuntimeError(f"{path}: {r.status} {body[:200]!r}")
+        raise script_io.ScriptError(f"mini-gpt serve answered {path} with {r.status}: {body[:200]!r}", 1)
     return body
 
 
@@ -58,7 +64,11 @@ def serve_table(args):
         checkpoint = args.checkpoint
         if checkpoint is None:
             checkpoint = os.path.join(serve_common.train_run(args.binary, root, os.path.join(work, "run")), "best.safetensors")
-        served = serve_common.Served(args.binary, "--checkpoint", checkpoint, "--threads", "2")
+        try:
+            served = serve_common.Served(args.binary, "--checkpoint", checkpoint, "--threads", "2")
+        except serve_common.ServeDidNotStart as e:  # a missing or refused checkpoint: mini-gpt's own line
+            raise script_io.ScriptError(f"mini-gpt serve did not start: {e.reason.removeprefix('mini-gpt: error: ')}",
+                                          2 if e.status == 2 else 1) from None
         with open(os.path.join(root, "data", "corpus.txt"), encoding="utf-8") as f:
             corpus = f.read(4096).replace("\n", "")
         texts = [corpus[k:k + 64] for k in range(args.repeats + 5)]

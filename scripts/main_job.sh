@@ -3,6 +3,16 @@
 # trained model, show what its attention heads read at the answer of a probe question, and
 # score it per question kind. Each stage ends with one line saying how long it took.
 set -euo pipefail
+
+# It takes no argument: --help prints this and nothing starts; anything else is refused
+# before any stage runs (one line, exit 2).
+usage="usage: bash scripts/main_job.sh   (no options: install, build, train configs/default.json into runs/default, sample, inspect the heads, explain, evaluate)"
+if [ $# -gt 0 ]; then
+  case "$1" in
+    -h|--help) echo "$usage"; exit 0 ;;
+    *) printf 'main_job: error: unknown argument "%s": the main job takes none (--help)\n' "$(printf '%s' "$1" | head -c 200 | tr -c '[:print:]' '?')" >&2; exit 2 ;;
+  esac
+fi
 cd "$(dirname "$0")/.."
 
 start=$SECONDS

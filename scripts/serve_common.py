@@ -26,24 +26,43 @@ def train_run(binary, source_dir, out, steps=30, eval_interval=10):
     return out
 
 
+class ServeDidNotStart(RuntimeError):
+    """The server exited (or never printed its address): .status (its exit status, 2 for a
+    refused input) and .reason (its last stderr line)."""
+
+    def __init__(self, status, reason):
+        super().__init__(f"serve did not start (exit {status}): {reason}")
+        self.status, self.reason = status, reason
+
+
 class Served:
     """`mini-gpt serve ARGS --port 0`, started and waited for; .port, .url, .stop(sig)."""
 
     def __init__(self, binary, *args, timeout=180):
         self.process = subprocess.Popen([binary, "serve", "--port", "0", *args], stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + timeout
-        line = ""
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([self.process.stdout], [], [], 0.5)
-            if ready:
-                line = self.process.stdout.readline()
-                break
-            if self.process.poll() is not None:
-                break
-        if "http://" not in line:
-            self.process.kill()
-            raise RuntimeError(f"serve did not start: {line!r} {self.process.stderr.read()}")
+        # Whatever ends the wait (a signal turned exception, Ctrl-C, a refusal), the server
+        # goes with it: never left running, orphaned.
+        try:
+            deadline = time.monotonic() + timeout
+            line = ""
+            while time.monotonic() < deadline:
+                ready, _, _ = select.select([self.process.stdout], [], [], 0.5)
+                if ready:
+                    line = self.process.stdout.readline()
+                    break
+                if self.process.poll() is not None:
+                    break
+            if "http://" not in line:
+                self.process.kill()
+                self.process.wait()
+                err = self.process.stderr.read().strip().splitlines()
+                raise ServeDidNotStart(self.process.returncode, err[-1] if err else line.strip())
+        except BaseException:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+            raise
         self.url = line.split("open ", 1)[1].split(" ", 1)[0].rstrip("/")
         self.port = int(self.url.rsplit(":", 1)[1])
         self.first_line = line

@@ -14,7 +14,6 @@ run_packages=(
   libopenblas-openmp-dev    # OpenBLAS built on OpenMP: one thread pool shared with oneDNN
   libcli11-dev              # command line
   nlohmann-json3-dev        # configs, checkpoint headers, metrics
-  libcpp-httplib-dev        # mini-gpt serve's web server (cpp-httplib 0.11: a header and a shared library)
   python3                   # the corpus generator and the main job's helpers (standard library only)
 )
 # Only the tests: the suite, fuzzing, the emulated CPU, the browser and its fonts, the

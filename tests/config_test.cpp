@@ -156,8 +156,31 @@ TEST(ConfigTest, OutOfRangeValuesNameKeyAndValue) {
        "train.backend must be one of \"\", \"openblas\", \"onednn\", \"reference\", found \"cuda\""},
       {{{"data", {{"val_fraction", 0}}}}, "data.val_fraction must be in (0, 1), found 0.0"},
       {{{"data", {{"val_fraction", 1}}}}, "data.val_fraction must be in (0, 1), found 1.0"},
+      // Issue 53: within the rule, but not once rounded to float32, where the model computes.
+      {{{"train", {{"beta2", 0.99999999}}}},
+       "train.beta2 must be below 1 in float32, at most 0.99999997 (the model and the optimizer compute in float32, "
+       "where this value is 1), found 0.99999999"},
+      {{{"model", {{"dropout", 0.99999998}}}},
+       "model.dropout must be below 1 in float32, at most 0.99999997 (the model and the optimizer compute in float32, "
+       "where this value is 1), found 0.99999998"},
+      {{{"train", {{"eps", 1e-300}}}},
+       "train.eps must be at least 1.17549435e-38, the smallest normal float32 (the model and the optimizer compute "
+       "in float32, where this value is 0), found 1e-300"},
+      {{{"model", {{"norm_eps", 1e-40}}}},
+       "model.norm_eps must be at least 1.17549435e-38, the smallest normal float32 (the model and the optimizer "
+       "compute in float32, where this value is subnormal), found 1e-40"},
+      {{{"train", {{"grad_clip", 1e39}}}},
+       "train.grad_clip must be at most 3.4028234e38 (the model and the optimizer compute in float32, where this "
+       "value is inf), found 1e+39"},
   };
   for (const auto& c : cases) EXPECT_EQ(from_json_error(c.input), "cfg.json: " + c.message) << c.input.dump();
+}
+
+TEST(ConfigTest, AcceptsTheLastFloat32ValuesWithinEachRule) {
+  // 0.99999997 rounds to 0.99999994 (below 1), 1.2e-38 is a normal float32.
+  const Config c = config_from_json({{"train", {{"beta2", 0.99999997}, {"eps", 1.2e-38}}}}, "/");
+  EXPECT_EQ(c.train.beta2, 0.99999997);
+  EXPECT_EQ(c.train.eps, 1.2e-38);
 }
 
 TEST(ConfigTest, AcceptsEveryAllowedBackendAndLearnedOddHeads) {

@@ -10,7 +10,9 @@
 # and (issue 45) the new modes, the scripts and the program's start: a one-symbol
 # vocabulary, block_size 1, probe sets that made paths quadratic, weights that overflow,
 # tampered floor records and checkpoint headers, signals during writes, closed pipes,
-# thread counts, the loader, valgrind and qemu, every script's usage errors.
+# thread counts, the loader, valgrind and qemu, every script's usage errors; and (issue 53)
+# slow, idle and greedy clients of serve, results that overflow, config values float32
+# cannot hold, every terminating signal during a write, two runs racing for one folder.
 # Every case runs under a timeout and is checked for: the expected exit status; for a
 # refusal, exactly one "mini-gpt: error: ..." line on stderr (the last, besides train's
 # banner) containing an expected phrase; no crash (no signal exit but the intended ones);
@@ -503,8 +505,8 @@ run_case "one symbol: --html" 2 "no other symbol" -- "${one_inspect[@]}" --text 
 [[ ! -e one.html ]] || note_failure "a refused --html wrote its page"
 run_case "one symbol: --html --probe" 2 "no other symbol" -- "${one_inspect[@]}" --text aaaa --html one.html --probe one_probe.jsonl
 run_case "one symbol: --explain" 2 "no other symbol" -- "${one_inspect[@]}" --explain --probe one_probe.jsonl
-run_case "one symbol: --patch --probe (no replacement: skipped)" 0 "" -- "${one_inspect[@]}" --patch --probe one_probe.jsonl
-run_case "one symbol: --patch --probe --swap key" 0 "" -- "${one_inspect[@]}" --patch --probe one_probe.jsonl --swap key
+run_case "one symbol: --patch --probe (issue 53: refused, no competitor)" 2 "no other symbol" -- "${one_inspect[@]}" --patch --probe one_probe.jsonl
+run_case "one symbol: --patch --probe --swap key" 2 "no other symbol" -- "${one_inspect[@]}" --patch --probe one_probe.jsonl --swap key
 run_case "one symbol: --logit-lens" 0 "" -- "${one_inspect[@]}" --logit-lens --text aaaa
 run_case "one symbol: --composition" 0 "" -- "${one_inspect[@]}" --composition
 run_case "one symbol: --roles --probe (its direct logit column)" 2 "no other symbol" -- "${one_inspect[@]}" --roles --probe one_probe.jsonl
@@ -659,6 +661,9 @@ run_case "make_corpus: floors.json a FIFO" 2 "is a FIFO" -- --out mc_fifo --symb
 run_case "make_corpus: floors.json a folder" 2 "is a directory" -- --out mc_folder --symbols 500000
 runner=("$binary") prog=mini-gpt
 
+exec_with_default_signals='import os, signal, sys
+for s in (signal.SIGINT, signal.SIGQUIT): signal.signal(s, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])'
 # kill_during_write LABEL SIGNAL STATUS OUT -- ARGS: runs mini-gpt ARGS in the background
 # and sends SIGNAL the moment OUT's temporary appears (up to 40 tries, until one lands).
 kill_during_write() {
@@ -671,9 +676,9 @@ kill_during_write() {
   while (( landed == 0 && tries < 40 )); do
     tries=$((tries + 1))
     rm -f "$out"
-    # (Started through python, which gives it SIGINT's default action: bash starts a
-    # background job with SIGINT ignored, and mini-gpt keeps a signal its parent ignores.)
-    python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+    # (Started through python, which gives it SIGINT's and SIGQUIT's default actions: bash
+    # starts a background job with both ignored, and mini-gpt keeps a signal its parent ignores.)
+    python3 -c "$exec_with_default_signals" \
       "$binary" "$@" < /dev/null > /dev/null 2> err.txt &
     pid=$!
     while kill -0 "$pid" 2> /dev/null; do
@@ -858,6 +863,199 @@ if [[ -x /usr/bin/chromium && -x /usr/bin/chromedriver ]] && /usr/bin/python3 -c
     shot_page.html shot.png --query 999
 fi
 runner=("$binary") prog=mini-gpt
+
+# --- 11. Issue 53: slow and greedy clients of serve, nothing non-finite printed, config
+# values as float32 holds them, every terminating signal cleaned up, the lock before any
+# write. Each part names the issue's class; the cases are its examples and their neighbours.
+ulimit -S -c 0  # SIGQUIT's default action dumps a core: none here
+
+# Class 1 and 2: the server bounds every client in time and size (tests/serve_hostile.py
+# holds the clients). One server with --threads 1 --queue 2, so that an idle connection
+# holding a thread would show at once.
+serve_hostile() {  # LABEL CASE
+  label=$1 cases=$((cases + 1))
+  record_victims
+  timeout -s KILL 90 python3 "$source_dir/tests/serve_hostile.py" "$serve_port" "$background" "$2" > out.txt 2> err.txt
+  local status=$?
+  if (( status == 137 )); then hangs=$((hangs + 1)); note_failure "no end within 90 s"
+  elif (( status != 0 )); then note_failure "$(tail -n 2 out.txt err.txt | tr '\n' ' ' | cut -c1-400)"
+  elif ! kill -0 "$background" 2> /dev/null; then crashes=$((crashes + 1)); note_failure "the server is gone: $(tail -n 2 serve_err.txt)"
+  fi
+  check_victims
+}
+"$binary" serve --checkpoint "$ckpt" --port 0 --threads 1 --queue 2 --text "$text10" > serve_out.txt 2> serve_err.txt &
+background=$!
+serve_port=""
+for _ in $(seq 200); do
+  serve_port=$(grep -o 'http://127.0.0.1:[0-9]*' serve_out.txt 2> /dev/null | head -n 1 | cut -d: -f3)
+  [[ -n $serve_port ]] && break
+  sleep 0.05
+done
+if [[ -z $serve_port ]]; then
+  cases=$((cases + 1)); label="serve starts"; note_failure "serve did not start: $(tail -n 2 serve_err.txt)"
+else
+  serve_hostile "two clients trickling a header line every 2 s" slow-headers
+  serve_hostile "two idle connections" idle-two
+  serve_hostile "six idle connections at --threads 1 --queue 2" idle-many
+  serve_hostile "80 idle connections, more than are read at once" idle-flood
+  serve_hostile "a 64 MiB chunked body" chunked-64m
+  serve_hostile "64,000 header lines of 1 KB" header-lines
+  serve_hostile "a header line of 20,000 bytes" header-bytes
+  serve_hostile "a GET with a 100,000-byte body" get-body
+  serve_hostile "a GET with a 5-byte body" get-body-small
+  for method in TRACE CONNECT PROPFIND FOO OPTIONS; do serve_hostile "method $method" "method-$method"; done
+  serve_hostile "control characters in what an error quotes" control-characters
+  serve_hostile "a request cut short" half-request-closed
+fi
+kill -TERM "$background" 2> /dev/null; wait "$background" 2> /dev/null; background=""
+
+# Class 6: serve and the run it follows. A metrics.jsonl line over 4 MiB, written in three
+# parts with polls between, is skipped and counted, never joined and drawn.
+cp -r runs/A runs/watched
+"$binary" serve --checkpoint "$ckpt" --port 0 --run runs/watched > serve_out.txt 2> serve_err.txt &
+background=$!
+serve_port=""
+for _ in $(seq 200); do
+  serve_port=$(grep -o 'http://127.0.0.1:[0-9]*' serve_out.txt 2> /dev/null | head -n 1 | cut -d: -f3)
+  [[ -n $serve_port ]] && break
+  sleep 0.05
+done
+cases=$((cases + 1)); label="a metrics.jsonl line over 4 MiB written in three parts"; record_victims
+run_status() { python3 -c 'import json, sys, urllib.request; r = json.load(urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/api/run", timeout=10)); print(r["curves"]["evals_total"], r["curves"]["skipped"])' "$serve_port" 2> /dev/null; }
+sleep 1.2
+before=$(run_status)
+python3 -c 'import sys; sys.stdout.write("{\"step\": 21, \"loss\": 9.5, \"val_loss\": 9.5, \"pad\": \"" + "x" * (5 << 19))' >> runs/watched/metrics.jsonl
+sleep 1.2
+python3 -c 'import sys; sys.stdout.write("x" * (4 << 19))' >> runs/watched/metrics.jsonl
+sleep 1.2
+printf '"}\n' >> runs/watched/metrics.jsonl
+sleep 1.5
+after=$(run_status)
+if [[ -z $before || -z $after ]]; then note_failure "/api/run did not answer: $before / $after"
+elif [[ ${before%% *} != "${after%% *}" ]]; then note_failure "the long line was drawn: evals $before -> $after"
+elif (( ${after##* } != ${before##* } + 1 )); then note_failure "the long line was not counted as skipped: $before -> $after"
+fi
+check_victims
+kill -TERM "$background" 2> /dev/null; wait "$background" 2> /dev/null; background=""
+run_case "serve --text of invalid UTF-8" 2 "invalid UTF-8" -- serve --checkpoint "$ckpt" --port 0 --text $'\xff\xfe'
+run_case "serve --text with a lone continuation byte" 2 "invalid UTF-8" -- serve --checkpoint "$ckpt" --port 0 --text $'a\x80b'
+run_case "--logit-lens --top 50 lists 50 per stage" 0 "" -- inspect-heads --checkpoint "$ckpt" --logit-lens --text "$text10" --top 50 --format json --threads 1
+python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["stages"]; sys.exit(0 if all(len(x["top"]) == 50 for x in s) else 1)' out.txt ||
+  note_failure "--logit-lens --top 50 did not list 50 symbols per stage"
+
+# Class 3: non-finite results of finite weights are refused where they arise. head.weight
+# filled with 3e38: every weight finite, every logit of the vocabulary head inf or nan.
+craft "$ckpt" head3e38.safetensors 'import array
+e = header["head.weight"]["data_offsets"]
+data[e[0]:e[1]] = array.array("f", [3e38] * ((e[1] - e[0]) // 4)).tobytes()'
+h38=(--checkpoint head3e38.safetensors --threads 1)
+run_case "head 3e38: inspect-heads --text" 1 "the loss on the text is" -- inspect-heads "${h38[@]}" --text "$text10"
+grep -qi 'nan' out.txt && note_failure "inspect-heads printed a NaN: $(grep -i nan out.txt | head -n 1)"
+run_case "head 3e38: inspect-heads --text --format json" 1 "the loss on the text is" -- inspect-heads "${h38[@]}" --text "$text10" --format json
+grep -q 'null' out.txt && note_failure "inspect-heads printed null: $(grep null out.txt | head -n 1 | cut -c1-200)"
+run_case "head 3e38: eval --probe" 1 "logit is" -- eval "${h38[@]}" --probe "$source_dir/data/probe.jsonl"
+run_case "head 3e38: eval --probe --json" 1 "logit is" -- eval "${h38[@]}" --probe "$source_dir/data/probe.jsonl" --json
+run_case "head 3e38: eval --text-file" 1 "the mean loss is" -- eval "${h38[@]}" --text-file text.txt
+run_case "head 3e38: --roles --probe" 1 "logit is" -- inspect-heads "${h38[@]}" --roles --probe "$source_dir/data/probe.jsonl"
+run_case "head 3e38: sample" 1 "logit is" -- sample "${h38[@]}" --max-new-tokens 5
+
+# Class 4: a probe set the model cannot read (not one item's prompt and answer in its
+# vocabulary) is refused by every probe mode, not scored as an empty table.
+printf '{"prompt": "\u2603\u2603\u2603", "answer": "\u2603", "kind": "who", "source": 1}\n{"prompt": "xyz", "answer": "x", "kind": "what", "source": 0}\n' > alien_probe.jsonl
+for mode in "--explain" "--roles" "--attribution" "--patch" "--patch --swap key"; do
+  # shellcheck disable=SC2086  # $mode is one or three words
+  run_case "a probe set outside the vocabulary: $mode --probe" 2 "none of its 2 items can be read" -- \
+    inspect-heads --checkpoint "$ckpt" --threads 1 $mode --probe alien_probe.jsonl
+done
+run_case "a probe set outside the vocabulary: --text --probe --format json" 2 "none of its 2 items can be read" -- \
+  inspect-heads --checkpoint "$ckpt" --threads 1 --text "$text10" --probe alien_probe.jsonl --format json
+
+# Config values checked as float32 holds them (each refused before anything is written).
+for pair in "train.beta2=0.99999999|train.beta2" "train.beta1=0.99999999|train.beta1" "model.dropout=0.99999999|model.dropout" \
+            "train.eps=1e-300|train.eps" "train.eps=1e-40|train.eps" "model.norm_eps=1e-50|model.norm_eps" \
+            "train.lr=1e39|train.lr" "train.grad_clip=1e39|train.grad_clip" "train.weight_decay=1e300|train.weight_decay" \
+            "model.rope_base=1e-46|model.rope_base"; do
+  run_case "--set ${pair%%|*}" 2 "${pair#*|} must be" -- "${train[@]}" --out runs/f32 --max-steps 2 --set "${pair%%|*}"
+  [[ ! -e runs/f32 ]] || { note_failure "a refused config made its run folder"; rm -rf runs/f32; }
+done
+run_case "--set train.beta2=0.9999999 (below 1 in float32) trains" 0 "" -- "${train[@]}" --out runs/f32ok --max-steps 2 --set train.beta2=0.9999999
+
+# Class 5: every signal whose default action ends the process removes the temporary.
+kill_during_write "SIGQUIT while --html writes" QUIT 131 page.html -- inspect-heads --checkpoint "$ckpt" --text "$long_text" --html page.html --threads 1
+kill_during_write "SIGUSR1 while --html writes" USR1 138 page.html -- inspect-heads --checkpoint "$ckpt" --text "$long_text" --html page.html --threads 1
+kill_during_write "SIGUSR2 while --svg writes" USR2 140 heads.svg -- inspect-heads --checkpoint "$ckpt" --text "$long_text" --svg heads.svg --threads 1
+kill_during_write "SIGALRM while --svg writes" ALRM 142 heads.svg -- inspect-heads --checkpoint "$ckpt" --text "$long_text" --svg heads.svg --threads 1
+kill_during_write "SIGXFSZ while --html writes" XFSZ 153 page.html -- inspect-heads --checkpoint "$ckpt" --text "$long_text" --html page.html --threads 1
+kill_during_write "SIGRTMIN while --html writes" RTMIN 162 page.html -- inspect-heads --checkpoint "$ckpt" --text "$long_text" --html page.html --threads 1
+# train's checkpoint write: each try a fresh run folder of a model wide enough (n_embd 256,
+# a 10 MB checkpoint) for its write to be caught, and at most 200 steps, so that every try
+# ends by itself; SIGNAL is sent when the checkpoint's temporary appears.
+for pair in QUIT:131 USR2:140; do
+  sig=${pair%%:*} wanted=${pair#*:}
+  cases=$((cases + 1)); label="SIG$sig while train writes a checkpoint"; record_victims
+  landed=0 status=0
+  for try in $(seq 10); do
+    rm -rf "runs/sig$try"
+    python3 -c "$exec_with_default_signals" "$binary" "${train[@]}" --out "runs/sig$try" --max-steps 200 --set train.checkpoint_interval=1 \
+      --set model.n_embd=256 --set train.batch_size=1 --set train.eval_interval=1000 < /dev/null > /dev/null 2> err.txt &
+    pid=$!
+    started=$SECONDS
+    while kill -0 "$pid" 2> /dev/null && (( SECONDS - started < 60 )); do
+      if compgen -G "runs/sig$try/.latest.safetensors.tmp.*" > /dev/null; then kill "-$sig" "$pid"; landed=1; break; fi
+    done
+    wait "$pid" 2> /dev/null; status=$?
+    (( landed )) && break
+  done
+  if (( ! landed )); then note_failure "the signal never landed during a checkpoint write"
+  elif (( status != wanted )); then note_failure "exit status $status after SIG$sig, expected $wanted: $(tail -n 1 err.txt)"
+  fi
+  check_victims
+  rm -rf runs/sig*
+done
+
+# Class 7: the scripts. main_job.sh --help starts no stage; benchmark.py --serve names a
+# missing checkpoint (exit 2) and leaves no server behind when stopped while it starts.
+runner=(bash "$source_dir/scripts/main_job.sh") prog=main_job
+run_case "main_job.sh --help starts nothing" 0 "" -- --help
+grep -q 'main_job: \[1/' out.txt && note_failure "main_job.sh --help started its first stage"
+run_case "main_job.sh with an unknown argument" 2 "unknown argument" -- --fast
+runner=(python3 "$source_dir/scripts/benchmark.py") prog=benchmark
+run_case "benchmark --serve with a missing checkpoint" 2 "missing.safetensors" -- --binary "$binary" --serve --checkpoint missing.safetensors --repeats 1
+runner=("$binary") prog=mini-gpt
+for sig in TERM INT; do
+  cases=$((cases + 1)); label="benchmark --serve stopped by SIG$sig while its server starts"; record_victims
+  python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.executable, [sys.executable] + sys.argv[1:])' \
+    "$source_dir/scripts/benchmark.py" --binary "$binary" --serve --checkpoint "$ckpt" --repeats 1000 < /dev/null > /dev/null 2> err.txt &
+  bench=$!
+  child=""
+  for _ in $(seq 400); do child=$(pgrep -P "$bench" -f "serve --port 0" | head -n 1); [[ -n $child ]] && break; sleep 0.01; done
+  kill "-$sig" "$bench"
+  wait "$bench" 2> /dev/null; status=$?
+  sleep 0.5
+  if [[ -z $child ]]; then note_failure "the server never started"
+  elif kill -0 "$child" 2> /dev/null; then note_failure "mini-gpt serve (pid $child) was left running"; kill -9 "$child"
+  elif (( status != 143 && status != 130 )); then note_failure "exit $status: $(tail -n 1 err.txt)"
+  fi
+  check_victims
+done
+
+# Two trainings started into one new folder: the second is refused naming the first's pid
+# (exit 2), or finds its run (exit 2), never "is not writable" (exit 1).
+cases=$((cases + 1)); label="two trainings started into one new folder"; record_victims
+for try in $(seq 8); do
+  "$binary" "${train[@]}" --out "runs/race$try" --max-steps 3 < /dev/null > /dev/null 2> race_a.txt &
+  a=$!
+  "$binary" "${train[@]}" --out "runs/race$try" --max-steps 3 < /dev/null > /dev/null 2> race_b.txt &
+  b=$!
+  wait "$a"; sa=$?; wait "$b"; sb=$?
+  for pair in "$sa:race_a.txt" "$sb:race_b.txt"; do
+    s=${pair%%:*} f=${pair#*:}
+    if (( s != 0 && s != 2 )); then note_failure "try $try: exit $s: $(tail -n 1 "$f")"; break 2; fi
+  done
+  (( sa == 0 || sb == 0 )) || { note_failure "try $try: neither trained: $(tail -n 1 race_a.txt) / $(tail -n 1 race_b.txt)"; break; }
+done
+check_victims
+rm -rf runs/race*
 
 # --- 9. MPI ranks started with different settings refuse before the first step (every
 # rank one line, exit 2; a different model used to end in a double free, exit 134).

@@ -268,7 +268,10 @@ def watched_run(port, run):
         check(get(port, "/api/next", text="小")[0] == 200, f"after a {what} checkpoint the server does not compute")
         reasons.append((what, previous))
     replace(good)
-    s = wait_for("the good checkpoint's load", lambda: (lambda s: s if s["model"]["generation"] == generation + 1 else None)(status()))
+    # Loading it scores its roles and composition on one core: 6 s on a quiet 2-core host,
+    # 30 to 40 s beside other builds and tests at a load of 9 (3496b83's server as well).
+    s = wait_for("the good checkpoint's load", lambda: (lambda s: s if s["model"]["generation"] == generation + 1 else None)(status()),
+                 timeout=120)
     check(s["model"]["reload_error"] == "", f"after a good checkpoint: {s['model']}")
     return reasons
 
@@ -276,12 +279,14 @@ def watched_run(port, run):
 def main():
     binary, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     work = tempfile.mkdtemp(prefix="mini-gpt-serve-")
+    started = []  # every server started, stopped on any way out (a failed check exits at once)
     try:
         run = serve_common.train_run(binary, source, os.path.join(work, "run"))
         checkpoint = os.path.join(run, "best.safetensors")
         probe = os.path.join(source, "data", "probe.jsonl")
         served = serve_common.Served(binary, "--checkpoint", checkpoint, "--probe", probe, "--run", run,
                                      "--threads", "2", "--queue", "4")
+        started.append(served)
         port = served.port
         check(served.url == f"http://127.0.0.1:{port}", f"the address printed: {served.first_line!r}")
         status, page = get(port, "/")
@@ -315,6 +320,7 @@ def main():
         check(status == 143 and elapsed_term < 1.0, f"SIGTERM: exit {status} after {elapsed_term:.2f} s; {err!r}")
         # Any host but loopback: one warning line; SIGINT stops it.
         other = serve_common.Served(binary, "--checkpoint", checkpoint, "--host", "0.0.0.0")
+        started.append(other)
         check(get(other.port, "/api/info")[0] == 200, "bound to 0.0.0.0, a request with Host 127.0.0.1:PORT is served")
         status, elapsed_int, out, err = other.stop(signal.SIGINT)
         warnings = [l for l in err.splitlines() if l]
@@ -323,6 +329,10 @@ def main():
         print(f"SIGTERM: exit 143 after {elapsed_term:.2f} s; SIGINT: exit 130 after {elapsed_int:.2f} s; "
               f"--host 0.0.0.0: {warnings[0]}")
     finally:
+        for s in started:
+            if s.process.poll() is None:
+                s.process.kill()
+                s.process.wait()
         shutil.rmtree(work, ignore_errors=True)
     print(f"serve_test: {test_checks.passed} checks passed")
 

@@ -62,7 +62,7 @@ void attribution_mode(const InspectHeadsOptions& o) {
   if (o.probe) {
     refuse_with_probe("--attribution", {{"--text", o.text_given}, {"--position", o.position.has_value()},
                                         {"--answer", o.answer.has_value()}, {"--against", o.against.has_value()}});
-    const ProbeAttribution a = attribute_probe(s.model, s.vocab, load_probe_set(*o.probe));
+    const ProbeAttribution a = attribute_probe(s.model, s.vocab, readable_probe_set(*o.probe, s.vocab));
     print(json ? probe_attribution_json(a).dump() + "\n" : format_probe_attribution(a));
     return;
   }
@@ -86,7 +86,7 @@ void explain_mode(const InspectHeadsOptions& o) {
   const std::string probe_path = o.probe ? *o.probe : s.probe_path;
   if (probe_path.empty())
     throw InputError("--explain needs --probe FILE (the model's config names no data.probe_path)");
-  const std::vector<ProbeItem> probes = load_probe_set(probe_path);
+  const std::vector<ProbeItem> probes = readable_probe_set(probe_path, s.vocab);
   const Explanation e = explain_chains(s.model, s.vocab, probes);
   print(o.format == "json" ? explanation_json(e).dump() + "\n" : format_explanation(e));
 }
@@ -98,8 +98,12 @@ void patch_mode(const InspectHeadsOptions& o) {
     refuse_with_probe("--patch", {{"--clean", o.clean.has_value()}, {"--corrupt", o.corrupt.has_value()},
                                   {"--answer", o.answer.has_value()}, {"--against", o.against.has_value()},
                                   {"--svg", o.svg.has_value()}});
+    // As --patch with texts: a one-symbol vocabulary leaves no competitor to patch toward.
+    if (s.vocab.size() < 2)
+      throw InputError("the model's vocabulary has " + std::to_string(s.vocab.size()) +
+                       " symbol: there is no other symbol to measure the answer's logit against");
     const Swap swap = o.swap == "key" ? Swap::key : Swap::value;
-    const ProbePatching p = patch_probe(s.model, s.vocab, load_probe_set(*o.probe), swap);
+    const ProbePatching p = patch_probe(s.model, s.vocab, readable_probe_set(*o.probe, s.vocab), swap);
     print(json ? probe_patching_json(p).dump() + "\n" : format_probe_patching(p));
     return;
   }

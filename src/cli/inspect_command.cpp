@@ -61,13 +61,24 @@ void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), s
 
 InspectModel inspect_model(const Subject& s) { return InspectModel{s.model, s.vocab}; }
 
+std::vector<ProbeItem> readable_probe_set(const std::string& path, const Vocab& vocab) {
+  std::vector<ProbeItem> items = load_probe_set(path);
+  for (const ProbeItem& item : items) {
+    const std::optional<std::vector<int32_t>> ids = vocab.find_all(item.prompt);
+    if (ids && !ids->empty() && vocab.find(item.answer)) return items;
+  }
+  throw InputError("probe file " + path + ": none of its " + std::to_string(items.size()) +
+                   " items can be read by this model (a prompt and an answer all in its vocabulary of " +
+                   std::to_string(vocab.size()) + " symbols)");
+}
+
 namespace {
 
 
 // The probe set the role scores use: --probe, else the config's data.probe_path; none when
 // neither names one.
 std::vector<ProbeItem> role_probes(const InspectHeadsOptions& o, const Subject& subject) {
-  if (o.probe) return load_probe_set(*o.probe);
+  if (o.probe) return readable_probe_set(*o.probe, subject.vocab);
   // The config's own probe set, when it is still there (a checkpoint may outlive its data).
   if (!subject.probe_path.empty() && std::filesystem::exists(subject.probe_path))
     return load_probe_set(subject.probe_path);

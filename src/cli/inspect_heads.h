@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "data/probe.h"
 #include "data/vocab.h"
 #include "nn/gpt.h"
 #include "report/inspect_json.h"
@@ -44,6 +45,10 @@ struct Subject {
 Subject load_subject(const InspectHeadsOptions& o);
 InspectModel inspect_model(const Subject& s);
 void print(const std::string& text);
+// The probe set at PATH, refused (InputError, exit 2) when not one of its items can be read
+// by the model: each needs a prompt and an answer of the model's vocabulary, and a probe
+// mode on such a set would print an empty table or "not learned" for nothing it scored.
+std::vector<ProbeItem> readable_probe_set(const std::string& path, const Vocab& vocab);
 
 // The circuit modes' options on COMMAND (--attribution, --logit-lens, --composition,
 // --patch and their inputs).

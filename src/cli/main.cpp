@@ -14,6 +14,7 @@
 #include <iostream>
 #include <new>
 #include <optional>
+#include <vector>
 
 #include "cli/commands.h"
 #include "distributed/communicator.h"
@@ -69,27 +70,41 @@ void warn_if_openblas_runs_old_kernels() {
 
 namespace {
 
-// Ctrl-C, SIGTERM or a hang-up during any command ends it as the signal's default action
-// would (exit 130, 143, 129), after unlinking the temporary of a file being written
-// (io/atomic_file.h), so that no ".NAME.tmp.PID" is left. train installs its own
-// handlers, which finish the step first. A signal the parent ignores (`nohup`, a
-// background job of a script) stays ignored.
+// Every signal whose default action ends the process (Ctrl-C, SIGTERM, a hang-up, SIGQUIT,
+// SIGUSR1, SIGALRM, a CPU or file-size limit, the real-time signals, and the faults) ends it
+// as that default action would (exit 128 + N, a core where the default dumps one), after
+// unlinking the temporary of a file being written (io/atomic_file.h), so that no
+// ".NAME.tmp.PID" is left. train installs its own handlers for SIGINT and SIGTERM (and
+// SIGUSR1 under MPI), which finish the step first. A signal the parent ignores (`nohup`, a
+// background job of a script) stays ignored, and one that already has a handler (a
+// sanitizer's for the faults) keeps it.
 extern "C" void on_stop_signal(int signal_number) {
   mg::remove_pending_temporary();
   ::signal(signal_number, SIG_DFL);
   ::raise(signal_number);
 }
 
+std::vector<int> terminating_signals() {
+  std::vector<int> signals = {SIGHUP,  SIGINT,  SIGQUIT,   SIGILL,  SIGTRAP,   SIGABRT, SIGBUS,  SIGFPE,
+                              SIGUSR1, SIGSEGV, SIGUSR2,   SIGALRM, SIGTERM,   SIGSTKFLT, SIGXCPU, SIGXFSZ,
+                              SIGVTALRM, SIGPROF, SIGPOLL, SIGPWR,  SIGSYS};
+  for (int n = SIGRTMIN; n <= SIGRTMAX; ++n) signals.push_back(n);
+  return signals;
+}
+
 // A reader that closes the pipe (`mini-gpt sample | head -c 1`) makes the next write fail
 // with EPIPE instead of killing the process without a word: the write is then reported
 // as any failed write to stdout is, one line and exit 1 (docs/cli.md).
 void install_signal_handlers() {
-  for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+  for (int signal_number : terminating_signals()) {
     struct sigaction old {};
-    if (::sigaction(signal_number, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    if (::sigaction(signal_number, nullptr, &old) != 0) continue;
+    if ((old.sa_flags & SA_SIGINFO) != 0 || old.sa_handler != SIG_DFL) continue;  // ignored, or handled already
     struct sigaction action {};
     action.sa_handler = on_stop_signal;
     sigemptyset(&action.sa_mask);
+    // A fault inside the handler itself (or a second signal) ends the process at once.
+    action.sa_flags = SA_RESETHAND | SA_NODEFER;
     ::sigaction(signal_number, &action, nullptr);
   }
   ::signal(SIGPIPE, SIG_IGN);

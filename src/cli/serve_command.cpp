@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "data/probe.h"
+#include "data/utf8.h"
 #include "inference/model_store.h"
 #include "io/floor_record.h"
 #include "serve/run_watch.h"
@@ -55,6 +56,9 @@ int serve(const ServeCommandOptions& o) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   if (o.host.empty()) throw InputError("--host must name an address (127.0.0.1 serves this machine only)");
+  // The page's first text, checked as every other command checks a text (a symbol outside
+  // the vocabulary is the page's to mark): "--text: invalid UTF-8 at byte offset N".
+  decode_utf8(o.text, "--text");
   std::error_code ec;
   if (o.run && !fs::is_directory(*o.run, ec)) throw InputError("--run " + *o.run + " is not a run directory (not a folder)");
 

@@ -114,6 +114,8 @@ ProbeScore score_probe(const Gpt& model, const Vocab& vocab, const std::vector<P
         model.forward(batch, static_cast<int64_t>(count), T, {.hooks = ablations.empty() ? nullptr : &hooks}).value();  // [count,T,V]
     for (size_t i = 0; i < count; ++i) {
       const float* row = logits.data() + (i * T + prompts[i].size() - 1) * V;
+      // A NaN among the logits would make the arg-max meaningless: refused, not scored.
+      for (int64_t v = 0; v < V; ++v) require_finite(row[v], "a probe prompt's next-symbol logit");
       const int64_t best = std::max_element(row, row + V) - row;  // first maximum: lowest id on a tie
       if (best == answers[i]) {
         ++score.correct;

@@ -18,7 +18,9 @@ namespace {
 double text_loss(const Gpt& model, const std::vector<int32_t>& ids, const ForwardOptions& options) {
   const int64_t n = static_cast<int64_t>(ids.size()) - 1;
   std::vector<int32_t> inputs(ids.begin(), ids.end() - 1), targets(ids.begin() + 1, ids.end());
-  return static_cast<double>(model.loss(inputs, targets, 1, n, options).value()[0]);
+  const double loss = static_cast<double>(model.loss(inputs, targets, 1, n, options).value()[0]);
+  require_finite(loss, options.hooks ? "the text's loss with a head zeroed" : "the loss on the text");
+  return loss;
 }
 
 // At most 32 texts per forward, and at most 64 MB of their patterns: a long block_size

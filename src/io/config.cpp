@@ -5,6 +5,7 @@
 #include "io/config.h"
 
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "data/text_file.h"
@@ -234,6 +235,30 @@ void validate_strings(const Config& c) {
   });
 }
 
+// The model and the optimizer compute in float32: each real key must keep its rule once
+// rounded to float32, where 0.99999999 is 1 (a beta of 1 never forgets, a dropout of 1
+// drops everything) and 1e-300 is 0 (an epsilon of 0 divides by zero). Checked after the
+// rules above, which the value itself must meet first.
+void validate_float32(const Config& c) {
+  const std::string why = " (the model and the optimizer compute in float32, where this value is ";
+  for (auto [name, value] : {std::pair{"model.rope_base", c.model.rope_base}, {"model.dropout", c.model.dropout},
+                             {"model.norm_eps", c.model.norm_eps}, {"train.lr", c.train.lr},
+                             {"train.min_lr", c.train.min_lr}, {"train.weight_decay", c.train.weight_decay},
+                             {"train.beta1", c.train.beta1}, {"train.beta2", c.train.beta2},
+                             {"train.eps", c.train.eps}, {"train.grad_clip", c.train.grad_clip}})
+    require(std::fabs(value) <= std::numeric_limits<float>::max(), name, value, "at most 3.4028234e38" + why + "inf)");
+  // Below 1 once rounded to float32: v < 1 - 2^-25 (0.99999997019...).
+  for (auto [name, value] : {std::pair{"model.dropout", c.model.dropout}, {"train.beta1", c.train.beta1},
+                             {"train.beta2", c.train.beta2}})
+    require(static_cast<float>(value) < 1.0f, name, value, "below 1 in float32, at most 0.99999997" + why + "1)");
+  // At least the smallest normal float32 once rounded (1.17549435e-38).
+  for (auto [name, value] : {std::pair{"model.rope_base", c.model.rope_base}, {"model.norm_eps", c.model.norm_eps},
+                             {"train.lr", c.train.lr}, {"train.eps", c.train.eps}})
+    require(static_cast<float>(value) >= std::numeric_limits<float>::min(), name, value,
+            "at least 1.17549435e-38, the smallest normal float32" + why +
+                (static_cast<float>(value) == 0.0f ? "0)" : "subnormal)"));
+}
+
 }  // namespace
 
 void validate_config(const Config& c) {
@@ -258,6 +283,7 @@ void validate_config(const Config& c) {
   require(t.eps > 0, "train.eps", t.eps, "> 0");
   require(t.grad_clip >= 0, "train.grad_clip", t.grad_clip, ">= 0 (0 turns clipping off)");
   require(t.freeze_block0_qk_to_step >= 0, "train.freeze_block0_qk_to_step", t.freeze_block0_qk_to_step, ">= 0");
+  validate_float32(c);
   for (auto [name, value] : {std::pair{"train.max_steps", t.max_steps}, {"train.warmup_steps", t.warmup_steps},
                              {"train.freeze_block0_qk_to_step", t.freeze_block0_qk_to_step},
                              {"train.eval_interval", t.eval_interval},

@@ -76,8 +76,8 @@ std::string attribution_json_text(const InspectRequest& r, const InspectModel& m
 
 LogitLens logit_lens_for(const InspectRequest& r, const InspectModel& m) {
   const std::u32string text = request_text(r, "--logit-lens");
-  return logit_lens(m.model, m.vocab, text, "--text", r.position, symbol_option(m.vocab, "--answer", r.answer),
-                    std::min<int64_t>(r.top, 10));
+  // --top symbols per stage, as asked (every symbol when it passes the vocabulary).
+  return logit_lens(m.model, m.vocab, text, "--text", r.position, symbol_option(m.vocab, "--answer", r.answer), r.top);
 }
 
 std::string logit_lens_json_text(const InspectRequest& r, const InspectModel& m) {

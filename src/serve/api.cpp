@@ -183,8 +183,11 @@ const std::vector<std::string>& api_modes() {
   return modes;
 }
 
+// Every error the server answers goes through here, so each is shown as the command line
+// shows it (core/error.h's error_text): control characters, U+2028, U+2029, the
+// bidirectional overrides and bytes that are not UTF-8 as '?', long values cut.
 std::string error_json(const std::string& message) {
-  return nlohmann::json{{"error", message}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return nlohmann::json{{"error", error_text(message)}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 ApiAnswer answer_api(const std::string& mode, const QueryParams& params, const ModelSnapshot& model) {

@@ -85,6 +85,7 @@ void RunWatch::read_new_lines() {
     curves_ = RunCurves();
     offset_ = 0;
     partial_.clear();
+    skipping_ = false;
   }
   metrics_stamp_ = now;
   note_.clear();
@@ -108,16 +109,25 @@ void RunWatch::read_new_lines() {
   offset_ += static_cast<uint64_t>(got);
   std::string_view fresh(bytes.data(), static_cast<size_t>(got));
   // Whole lines go to the curves; the tail without its newline waits for the next poll.
+  // A line past kMaxLineBytes is skipped whole, however many polls it arrives over: once
+  // it passes the limit its bytes are dropped up to its newline (skipping_), so that its
+  // end is never joined to its start.
   for (size_t newline; (newline = fresh.find('\n')) != std::string_view::npos; fresh.remove_prefix(newline + 1)) {
-    if (partial_.size() + newline <= kMaxLineBytes) {
+    if (!skipping_ && partial_.size() + newline <= kMaxLineBytes) {
       partial_.append(fresh.substr(0, newline));
       curves_.add_line(partial_);
     } else {
       curves_.add_line("{");  // counted as a line skipped
     }
     partial_.clear();
+    skipping_ = false;
   }
-  if (partial_.size() + fresh.size() <= kMaxLineBytes) partial_.append(fresh);
+  if (skipping_ || partial_.size() + fresh.size() > kMaxLineBytes) {
+    partial_.clear();
+    skipping_ = true;
+  } else {
+    partial_.append(fresh);
+  }
 }
 
 void RunWatch::check_checkpoint() {

@@ -60,6 +60,7 @@ class RunWatch {
   uint64_t offset_ = 0;        // bytes of metrics.jsonl read into curves_
   std::optional<FileStamp> metrics_stamp_, checkpoint_stamp_;
   std::string partial_;        // a line not yet ended by its newline
+  bool skipping_ = false;      // inside a line past kMaxLineBytes, until its newline
   int64_t reloads_ = 0;
   std::string reload_error_;   // why the last replaced checkpoint was not loaded; "" after a good one
   std::string note_;           // why metrics.jsonl is not followed, if it is not

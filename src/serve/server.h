@@ -1,15 +1,28 @@
-// The HTTP server of `mini-gpt serve` (cpp-httplib, Debian's libcpp-httplib-dev): the live
-// page at /, the JSON endpoints at /api/ (serve/api.h), the model's description at
-// /api/info and the watched run at /api/run. Safe by default:
+// The HTTP server of `mini-gpt serve`: the live page at /, the JSON endpoints at /api/
+// (serve/api.h), the model's description at /api/info and the watched run at /api/run.
+// Safe by default:
 // - it binds the address given (127.0.0.1 unless told otherwise);
 // - a request whose Host header is not that address, localhost or 127.0.0.1 with the port
 //   is refused (403: a page of another site cannot reach it by DNS rebinding);
-// - a query string longer than kMaxQueryBytes, a body, or a request line longer than the
-//   library reads is refused (413); a method other than GET (405); an unknown path (404);
-// - WORKERS threads answer, QUEUE connections wait, and a connection beyond them is answered
-//   429 at once by a thread of its own;
-// every error is JSON {"error": "..."}, and no request stops the server or names a file it
-// reads or writes.
+// - every client is bounded in time and size (serve/http_request.h has the limits): its
+//   request must arrive whole within kRequestDeadline of the connection, however the bytes
+//   trickle in; a request line over 8,192 bytes, a query over 8,000, a body over 8,000
+//   (Content-Length or chunked) is refused (413), more than 100 header lines or 16 KiB of
+//   them (431); its answer must be taken within kWriteDeadline;
+// - a connection is read and written by one thread that waits on all of them at once
+//   (poll), so an idle or slow client never holds a worker: WORKERS threads compute
+//   requests that have arrived whole, QUEUE such requests wait, more are answered 429 at
+//   once; at most kMaxReading connections are read at a time, a new one closing the one
+//   read longest;
+// - a method other than GET or HEAD is refused (405), an unknown path (404);
+// every error is JSON {"error": "..."} with its control characters shown as '?', and no
+// request stops the server or names a file it reads or writes.
+//
+// Why not cpp-httplib, which served until issue 53: Debian's 0.11 restarts its read
+// timeout with every line received (two clients sending a header line every 2 s held the
+// server), hands a connection to a worker before a byte has arrived (an idle connection
+// held a thread), has no limit on the number of header lines and reads a chunked body
+// whole before any handler sees it; these are compiled into its shared library.
 #pragma once
 
 #include <cstddef>
@@ -17,17 +30,19 @@
 #include <optional>
 #include <string>
 
+#include "serve/http_request.h"
 #include "serve/run_watch.h"
 #include "serve/served_model.h"
 
 namespace mg::serve {
 
-// The longest query string answered. cpp-httplib 0.11 as Debian builds it reads request
-// lines up to 8,192 bytes (CPPHTTPLIB_REQUEST_URI_MAX_LENGTH, compiled into the shared
-// library: a #define here cannot raise it), so the limit is 8 KiB less the room for the
-// method, the path and the protocol; a text of block_size 64 CJK symbols, percent-encoded,
-// is 576 bytes.
-inline constexpr size_t kMaxQueryBytes = 8000;
+// A request must arrive whole within this time of its connection's accept, and its answer
+// be taken within kWriteDeadline of being ready: a per-request deadline, not per line.
+inline constexpr int kRequestDeadlineMs = 5000;
+inline constexpr int kWriteDeadlineMs = 5000;
+// Connections read at once; beyond, a new one closes the one read longest (a real client's
+// request arrives in milliseconds, so only a slow or idle one is ever the oldest).
+inline constexpr size_t kMaxReading = 64;
 
 struct ServerOptions {
   std::string host = "127.0.0.1";

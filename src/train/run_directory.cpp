@@ -42,16 +42,25 @@ void remove_stale_temporary_files(const fs::path& dir) {
 }
 
 // Fails before training, not at the first checkpoint, when the folder cannot be created
-// or written (a path under a regular file, a read-only mount), naming the reason.
-void ensure_run_dir(const fs::path& dir) {
+// or written (a path under a regular file, a read-only mount), naming the reason. Nothing
+// is written into it here: its lock comes first (open_run_dir).
+void create_run_dir(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw IoError("cannot create run directory " + dir.string() + ": " + ec.message());
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw IoError("run directory " + dir.string() + " is not writable: " + std::strerror(errno));
+}
+
+// Under the lock: a file is created and removed, so that a folder the checks above passed
+// but the file system refuses (a full disk's inodes, a quota) fails now.
+void probe_run_dir(const fs::path& dir) {
   const fs::path probe = dir / kWriteProbe;
   ::unlink(probe.c_str());  // a leftover (or anything planted there) is not opened: O_EXCL
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError("run directory " + dir.string() + " is not writable: " + std::strerror(errno));
   ::close(fd);
+  std::error_code ec;
   fs::remove(probe, ec);
 }
 
@@ -122,10 +131,14 @@ std::unique_ptr<DirectoryLock> open_run_dir(const fs::path& dir, const std::opti
     if (!resume) refuse_to_overwrite(dir);
     else if (dir != folder_of(*resume)) refuse_foreign_folder(dir, *resume);
   };
+  // The lock is taken before anything is written into the folder: two runs started into
+  // one new folder race to create it, and the second is refused naming the first's pid,
+  // not by the first's write test.
   refuse_others();
-  ensure_run_dir(dir);
+  create_run_dir(dir);
   auto lock = std::make_unique<DirectoryLock>(dir, "run directory");
   refuse_others();
+  probe_run_dir(dir);
   remove_stale_temporary_files(dir);
   return lock;
 }
