@@ -20,6 +20,7 @@
 #include "autograd/ops.h"
 #include "core/random.h"
 #include "environment_support.h"
+#include "kernels/eigenvalues.h"
 #include "kernels/gemm.h"
 #include "kernels/rope.h"
 #include "kernels/runtime.h"
@@ -314,6 +315,28 @@ TEST_P(ThreadBitsTest, ModelStepWithRope) {
 
 TEST_P(ThreadBitsTest, ModelStepWithLearnedPositions) {
   expect_same_bits_on_every_thread_count("model step, learned positions", [] { return model_step("learned"); });
+}
+
+// The one LAPACK call (inspect-heads' OV copy scores, kernels/eigenvalues.h) on a head width
+// past dgeev's one-thread sizes: its products are OpenBLAS's, whatever the backend.
+TEST(ThreadBitsLapackTest, EigenvaluesOnOneTwoThreeThreads) {
+  if (const std::string why = test::use_test_environment(); !why.empty()) GTEST_SKIP() << why;
+  constexpr int64_t n = 160;
+  Rng rng(3);
+  std::vector<double> m(n * n);
+  for (double& v : m) v = rng.normal();
+  std::vector<std::vector<double>> runs;
+  for (int threads : kThreadCounts) {
+    set_num_threads(threads);
+    std::vector<double> values(2 * n);
+    eigenvalues(values.data(), values.data() + n, m.data(), n);
+    runs.push_back(values);
+  }
+  set_num_threads(1);
+  for (size_t r = 1; r < runs.size(); ++r)
+    EXPECT_EQ(0, std::memcmp(runs[r].data(), runs[0].data(), runs[0].size() * sizeof(double)))
+        << "the eigenvalues differ between 1 and " << kThreadCounts[r] << " threads (" << test::test_environment()
+        << ")";
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ThreadBitsTest,
