@@ -185,9 +185,11 @@ Outputs model_step(const std::string& position) {
 
 // The products those ops hand to gemm(), with the transposes, beta and epilogue each op gives
 // (ops_linear.cpp, ops_attention.cpp; attention's heads on the op-by-op path), configs/
-// tiny.json's, and shapes at the edges of gemm_split's tiles: 1, 255, 256, 257 and 4,160 rows
-// (an evaluation's 65 windows); a K past one chunk, and between OpenBLAS's GEMM_Q and 2
-// GEMM_Q (K 300 to 1,000), where its threaded and one-thread drivers cut K differently.
+// tiny.json's, and other row counts: 1, 255, 256, 257 (the edges of gemm_split's tiles),
+// 2,442 (a batch of texts of 37 symbols, which OpenBLAS's Prescott core cut in other sums
+// on 2 threads, where 2,048 rows kept theirs) and 4,160 (an evaluation's 65 windows); a K
+// past one chunk, and between OpenBLAS's GEMM_Q and 2 GEMM_Q (K 300 to 1,000), where its
+// threaded and one-thread drivers cut K differently.
 struct Product {
   std::string name;
   GemmArgs shape;
@@ -224,6 +226,8 @@ std::vector<Product> products() {
       {"tiny forward", product(8 * 16, 64, 16, {.trans_b = true}), true},
       {"tiny dW", product(64, 16, 8 * 16, {.trans_a = true})},
       {"an evaluation's 65 windows, MLP up", product(65 * T, F, D, {.trans_b = true}), true},
+      {"2,442 rows (66 texts of 37 symbols), MLP up", product(66 * 37, F, D, {.trans_b = true}), true},
+      {"2,442 rows, MLP down", product(66 * 37, D, F, {.trans_b = true}), true, true},
       {"one row", product(1, F, D, {.trans_b = true})},
   };
   for (int64_t M : {255, 256, 257})
