@@ -1,15 +1,18 @@
 // Every op of a training step, forward and backward, gives the same bits on 1, 2 and 3
 // threads, at the default model's shapes (configs/default.json: B 32, T 64, D 64, 2 heads,
 // MLP 256, vocabulary 79), on oneDNN and on OpenBLAS; so do every product those ops hand to
-// gemm(), the gradient norm, AdamW, a whole step of the model (two steps, RoPE and learned
-// positions) and the no-grad forward that eval and inspect-heads run. A sum whose order
-// followed the thread count (a GEMM cutting its inner dimension K = B*T across the threads,
-// a reduction over rows in per-thread partials) shows here as the op and the tensor whose
-// bytes differ. Before gemm_split (kernels/gemm.h) this found oneDNN's weight gradients, the
-// dW of every linear layer, the QKV projection and the MLP's first layer (its second,
-// [64,256], oneDNN kept whole); and, under OpenBLAS's Haswell and Zen cores, every product
-// OpenBLAS threaded itself. ctest runs these tests again under each OpenBLAS core and each
-// CPU variant of mini-gpt's kernels (tests/CMakeLists.txt; environment_support.h).
+// gemm(), the eigenvalues of inspect-heads' OV copy scores, the gradient norm, AdamW, a
+// whole step of the model (two steps, RoPE and learned positions) and the no-grad forward
+// that eval and inspect-heads run. A sum whose order followed the thread count (a GEMM
+// cutting its inner dimension K = B*T across the threads, a reduction over rows in
+// per-thread partials) shows here as the op and the tensor whose bytes differ. Before
+// gemm_split (kernels/gemm.h) this found oneDNN's weight gradients, the dW of every linear
+// layer, the QKV projection and the MLP's first layer (its second, [64,256], oneDNN kept
+// whole); and on OpenBLAS, the products its own threads cut in other sums (every one under
+// its Haswell and Zen cores, those with some row counts or a K between GEMM_Q and 2 GEMM_Q
+// under the others) and dgeev's eigenvalues. ctest runs these tests again under each
+// OpenBLAS core and each CPU variant of mini-gpt's kernels (tests/CMakeLists.txt;
+// environment_support.h).
 #include <gtest/gtest.h>
 
 #include <cstring>

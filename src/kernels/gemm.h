@@ -67,11 +67,12 @@ void gemm_openblas_one_thread(const GemmArgs& args);
 //     (every AVX2-only CPU; AMD Zen too) the sums of a C element depend on where a cut falls:
 //     its sgemm kernel (sgemm_kernel_8x4_haswell_2.c) sums some tiles of C in one
 //     accumulator and others in two, even and odd k, added at the end. Every product of the
-//     model changed in 2 threads against 1 there (and on Prescott and Nehalem in 3 against
-//     1); on every core, a K between GEMM_Q and 2 GEMM_Q is cut in two halves by its threaded
-//     driver (level3_thread.c, (K+1)/2) but rounded to GEMM_UNROLL_M by its one-thread driver
-//     (level3.c), which changed products with such a K on SkylakeX and Cooperlake too
-//     (measured per core, docs/performance.md, "Reproducible on any thread count").
+//     model changed in 2 threads against 1 there (and most of them on Prescott and
+//     Nehalem in 3 against 1); on every core, a K between GEMM_Q and 2 GEMM_Q is cut in
+//     two halves by its threaded driver (level3_thread.c, (K+1)/2) but rounded to
+//     GEMM_UNROLL_M by its one-thread driver (level3.c), which changed products with such
+//     a K on SkylakeX and Cooperlake too (measured per core, docs/performance.md,
+//     "Reproducible on any thread count").
 // So a product is cut into tiles fixed by its shape alone, each computed by `one_thread`
 // (which applies alpha, beta and the epilogue it is given) on one thread:
 //   batch 1, K > kGemmKChunk: K in chunks of kGemmKChunk, C's rows in blocks of
@@ -79,8 +80,8 @@ void gemm_openblas_one_thread(const GemmArgs& args);
 //            partial [rows, N]; then every element of C is its chunks' partials added in
 //            chunk order, with alpha, beta and the epilogue applied after;
 //   batch 1, K <= kGemmKChunk: a tile is a block of kGemmRowBlock rows of C, its K whole,
-//            written in place with alpha, beta and the epilogue (OpenBLAS only: oneDNN
-//            keeps such a K whole itself and cuts only rows, which changes no sum);
+//            written in place with alpha, beta and the epilogue (OpenBLAS only: oneDNN's
+//            own threads keep such a product's bits, below);
 //   batch > 1: a tile is one entry, its K whole.
 // The tiles are shared out over the threads (a static schedule), so a thread count changes
 // which thread computes a tile, never what it computes. 512 is the K block of oneDNN's own
