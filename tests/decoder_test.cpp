@@ -13,6 +13,7 @@
 #include "nn/decoder.h"
 #include "kernels/packed_linear.h"
 #include "core/error.h"
+#include "environment_support.h"
 #include "kernel_reference.h"
 #include "model_support.h"
 
@@ -161,6 +162,7 @@ TEST(DecoderTest, APromptAtOnceGivesTheSameBitsAsOneByOne) {
 // the bits must not depend on it: windows of 16 to 40 rows, rebuilt on 1, 2 and 3 threads,
 // equal feeding the same ids one by one on one thread.
 TEST(DecoderTest, AWindowSplitOverThreadsGivesTheSameBitsAsOneThread) {
+  if (const std::string why = test::use_test_environment(); !why.empty()) GTEST_SKIP() << why;
   for (const char* position : {"rope", "learned"}) {
     const ModelConfig config = config_of(3, 20, 2, 40, 17, position);
     Gpt model = sharp_model(config, 6);

@@ -190,7 +190,7 @@ TEST_P(GemmBackendTest, PaddedLeadingDimensionsAreRespected) {
   // Leading dimensions wider than the rows: NaN padding in A, B must never be read, the
   // sentinel in C's padding never written.
   uint64_t seed = 300;
-  for (int64_t M : {3, 65})
+  for (int64_t M : {3, 65, 300})  // 300: more than one block of rows for gemm_split's tiles
     for (int64_t K : {7, 65})
       for (int t = 0; t < 4; ++t) {
         GemmArgs g = dense(M, 7, K, t & 1, t & 2);
@@ -262,8 +262,9 @@ TEST_P(GemmBackendTest, EpilogueAddsBiasAndAddendAndMultiplies) {
   uint64_t seed = 900;
   for (const Case& c : {Case{true, false, false, 0.0f}, Case{true, true, false, 0.0f}, Case{false, true, false, 1.0f},
                         Case{false, false, true, 0.0f}, Case{true, true, true, 0.0f}}) {
-    for (int t = 0; t < 4; ++t) {
-      GemmArgs shape = dense(65, 19, 33, t & 1, t & 2, 1.0f, c.beta);
+    for (int t = 0; t < 8; ++t) {
+      // 300 rows: gemm_split's tiles each get their rows of addend and multiplier.
+      GemmArgs shape = dense(t < 4 ? 65 : 300, 19, 33, t & 1, t & 2, 1.0f, c.beta);
       shape.ldc += 5;  // padded rows: addend and multiplier share C's leading dimension
       Rng rng(seed++);
       std::vector<float> bias(shape.N), addend(shape.M * shape.ldc, kNaN), multiplier(shape.M * shape.ldc, kNaN);
@@ -334,11 +335,10 @@ INSTANTIATE_TEST_SUITE_P(Backends, GemmBackendTest,
 
 // gemm_split's tiles are fixed by the shape, so its bits are the same on 1, 2 and 3 threads:
 // a K that is no whole number of chunks, rows past one block, alpha, beta and an epilogue,
-// and a batch of entries with a long K. And gemm() as the model calls it, on both fast
-// backends, for a weight gradient (K = B*T = 2048), which oneDNN alone cut across threads.
+// and a batch of entries with a long K; over oneDNN's one-thread products and OpenBLAS's
+// (gemm_openblas is gemm_split over them).
 TEST(GemmSplitTest, SameBitsOnAnyThreadCount) {
   const int threads_before = num_threads();
-  const GemmBackend backend_before = gemm_backend();
   GemmArgs long_k = dense(300, 70, 1300, true, false, 0.5f, 1.0f);
   GemmArgs with_epilogue = dense(300, 70, 700, false, true);
   std::vector<float> bias(70, 0.25f);
@@ -346,29 +346,19 @@ TEST(GemmSplitTest, SameBitsOnAnyThreadCount) {
   GemmArgs entries = batched(5, 33, 40, 700, false, false);
   for (const GemmArgs& shape : {long_k, with_epilogue, entries}) {
     SCOPED_TRACE(describe(shape));
-    std::vector<std::vector<float>> results;
-    for (int threads : {1, 2, 3}) {
-      set_num_threads(threads);
-      Problem p = make_problem(shape, 1000);
-      onednn_split(p.args);
-      results.push_back(p.c);
+    for (GemmFn split : {onednn_split, gemm_openblas}) {
+      std::vector<std::vector<float>> results;
+      for (int threads : {1, 2, 3}) {
+        set_num_threads(threads);
+        Problem p = make_problem(shape, 1000);
+        split(p.args);
+        results.push_back(p.c);
+      }
+      const char* name = split == gemm_openblas ? "openblas" : "onednn";
+      EXPECT_EQ(results[1], results[0]) << name << ", 2 threads against 1";
+      EXPECT_EQ(results[2], results[0]) << name << ", 3 threads against 1";
     }
-    EXPECT_EQ(results[1], results[0]) << "2 threads against 1";
-    EXPECT_EQ(results[2], results[0]) << "3 threads against 1";
   }
-  for (GemmBackend backend : {GemmBackend::openblas, GemmBackend::onednn}) {
-    set_gemm_backend(backend);
-    std::vector<std::vector<float>> results;
-    for (int threads : {1, 2, 3}) {
-      set_num_threads(threads);
-      Problem p = make_problem(dense(64, 64, 2048, true, false), 1001);  // a weight gradient, K = B*T
-      gemm(p.args);
-      results.push_back(p.c);
-    }
-    EXPECT_EQ(results[1], results[0]) << backend_name(backend) << ", 2 threads against 1";
-    EXPECT_EQ(results[2], results[0]) << backend_name(backend) << ", 3 threads against 1";
-  }
-  set_gemm_backend(backend_before);
   set_num_threads(threads_before);
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "data/probe.h"
+#include "environment_support.h"
 #include "interp/patterns.h"
 #include "interp/roles.h"
 #include "kernels/runtime.h"
@@ -291,6 +292,7 @@ TEST(HeadRoles, AnswerRowsFromTheTextsForwardsEqualTheirOwnForward) {
 // and on two threads, for texts of mixed lengths given out of order and more than one
 // batch (32) of one length.
 TEST(HeadRoles, BatchedPatternsAreEachTextsOwnForwardBitForBit) {
+  if (const std::string why = test::use_test_environment(); !why.empty()) GTEST_SKIP() << why;
   const Gpt model = test::small_model(2, 64, 64, 79, 11);
   std::vector<std::vector<int32_t>> texts;
   Rng rng(5);

@@ -1,9 +1,10 @@
-// gemm_openblas calls OpenBLAS from outside any OpenMP region when OpenBLAS threads a
-// product itself. From inside one, even a team of one (a region whose `if` clause is
-// false), OpenBLAS's own region is nested, and libgomp starts a new thread for it on every
-// call: --backend openblas ran at a fifth of its speed at 2 threads. The threads a call
-// starts are counted by wrapping pthread_create: the test executable's definition comes
-// first in the dynamic linker's lookup, so libgomp's and OpenBLAS's calls reach it.
+// gemm_openblas runs OpenBLAS on one thread per tile of gemm_split: inside our pool's region,
+// or on the calling thread with one OpenMP thread allowed, so that OpenBLAS opens no region
+// of its own. One nested in ours, even in a team of one (a region whose `if` clause is
+// false), made libgomp start a new thread for it on every call: --backend openblas once ran
+// at a fifth of its speed at 2 threads. The threads a call starts are counted by wrapping
+// pthread_create: the test executable's definition comes first in the dynamic linker's
+// lookup, so libgomp's and OpenBLAS's calls reach it.
 #include <dlfcn.h>
 #include <pthread.h>
 #include <gtest/gtest.h>
@@ -54,9 +55,9 @@ TEST(OpenBlasThreadsTest, TheCounterSeesAThreadStart) {
   EXPECT_EQ(g_threads_started.load() - before, 1) << "pthread_create is not the wrapped one: the tests below prove nothing";
 }
 
-TEST(OpenBlasThreadsTest, AProductOpenBlasThreadsStartsNoThreadPerCall) {
+TEST(OpenBlasThreadsTest, ALargeProductStartsNoThreadPerCall) {
   set_num_threads(2);
-  Product big(1, 384);  // OpenBLAS threads a product this size over its pool
+  Product big(1, 384);  // two tiles of rows, one on each of the pool's threads
   EXPECT_EQ(threads_started_by(big.args, 10), 0);
   EXPECT_FLOAT_EQ(big.c[0], 384 * 0.5f * 0.25f);
 }

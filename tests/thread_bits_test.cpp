@@ -1,13 +1,18 @@
 // Every op of a training step, forward and backward, gives the same bits on 1, 2 and 3
 // threads, at the default model's shapes (configs/default.json: B 32, T 64, D 64, 2 heads,
-// MLP 256, vocabulary 79), on oneDNN and on OpenBLAS; so do the gradient norm, AdamW, a
+// MLP 256, vocabulary 79), on oneDNN and on OpenBLAS; so do every product those ops hand to
+// gemm(), the eigenvalues of inspect-heads' OV copy scores, the gradient norm, AdamW, a
 // whole step of the model (two steps, RoPE and learned positions) and the no-grad forward
 // that eval and inspect-heads run. A sum whose order followed the thread count (a GEMM
 // cutting its inner dimension K = B*T across the threads, a reduction over rows in
 // per-thread partials) shows here as the op and the tensor whose bytes differ. Before
-// gemm_split (kernels/gemm.h) this found one kind: oneDNN's weight gradients, the dW of
-// every linear layer, the QKV projection and the MLP's first layer (its second, [64,256],
-// oneDNN kept whole); every other sum was already in a fixed order.
+// gemm_split (kernels/gemm.h) this found oneDNN's weight gradients, the dW of every linear
+// layer, the QKV projection and the MLP's first layer (its second, [64,256], oneDNN kept
+// whole); and on OpenBLAS, the products its own threads cut in other sums (every one under
+// its Haswell and Zen cores, those with some row counts or a K between GEMM_Q and 2 GEMM_Q
+// under the others) and dgeev's eigenvalues. ctest runs these tests again under each
+// OpenBLAS core and each CPU variant of mini-gpt's kernels (tests/CMakeLists.txt;
+// environment_support.h).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -17,6 +22,9 @@
 
 #include "autograd/ops.h"
 #include "core/random.h"
+#include "environment_support.h"
+#include "kernels/eigenvalues.h"
+#include "kernels/gemm.h"
 #include "kernels/rope.h"
 #include "kernels/runtime.h"
 #include "model_support.h"
@@ -178,6 +186,91 @@ Outputs model_step(const std::string& position) {
   return result;
 }
 
+// The products those ops hand to gemm(), with the transposes, beta and epilogue each op gives
+// (ops_linear.cpp, ops_attention.cpp; attention's heads on the op-by-op path), configs/
+// tiny.json's, and other row counts: 1, 255, 256, 257 (the edges of gemm_split's tiles),
+// 2,442 (a batch of texts of 37 symbols, which OpenBLAS's Prescott core cut in other sums
+// on 2 threads, where 2,048 rows kept theirs) and 4,160 (an evaluation's 65 windows); a K
+// past one chunk, and between OpenBLAS's GEMM_Q and 2 GEMM_Q (K 300 to 1,000), where its
+// threaded and one-thread drivers cut K differently.
+struct Product {
+  std::string name;
+  GemmArgs shape;
+  bool bias = false, addend = false, multiplier = false;
+};
+
+GemmArgs product(int64_t M, int64_t N, int64_t K, GemmTranspose transpose, float beta = 0.0f, int64_t batch = 1) {
+  GemmArgs g = tight_gemm_args(transpose, M, N, K, batch);
+  g.beta = beta;
+  return g;
+}
+
+std::vector<Product> products() {
+  const int64_t rows = B * T;
+  std::vector<Product> list = {
+      {"qkv forward", product(rows, 3 * D, D, {.trans_b = true})},
+      {"qkv dx", product(rows, D, 3 * D, {}, 1.0f)},
+      {"qkv dW", product(3 * D, D, rows, {.trans_a = true})},
+      {"out projection forward, bias and residual", product(rows, D, D, {.trans_b = true}), true, true},
+      {"out projection dx", product(rows, D, D, {})},
+      {"out projection dW, accumulated", product(D, D, rows, {.trans_a = true}, 1.0f)},
+      {"MLP up forward, bias", product(rows, F, D, {.trans_b = true}), true},
+      {"MLP up dx, accumulated", product(rows, D, F, {}, 1.0f)},
+      {"MLP up dW", product(F, D, rows, {.trans_a = true})},
+      {"MLP down forward, bias and residual", product(rows, D, F, {.trans_b = true}), true, true},
+      {"MLP down dx times GELU's slope", product(rows, F, D, {}), false, false, true},
+      {"MLP down dW", product(D, F, rows, {.trans_a = true})},
+      {"vocabulary head forward", product(rows, V, D, {.trans_b = true})},
+      {"vocabulary head dx", product(rows, D, V, {})},
+      {"vocabulary head dW", product(V, D, rows, {.trans_a = true})},
+      {"attention scores q k^T", product(T, T, D / H, {.trans_b = true}, 0.0f, B * H)},
+      {"attention w v", product(T, D / H, T, {}, 0.0f, B * H)},
+      {"attention dv = w^T do, accumulated", product(T, D / H, T, {.trans_a = true}, 1.0f, B * H)},
+      {"tiny forward", product(8 * 16, 64, 16, {.trans_b = true}), true},
+      {"tiny dW", product(64, 16, 8 * 16, {.trans_a = true})},
+      {"an evaluation's 65 windows, MLP up", product(65 * T, F, D, {.trans_b = true}), true},
+      {"2,442 rows (66 texts of 37 symbols), MLP up", product(66 * 37, F, D, {.trans_b = true}), true},
+      {"2,442 rows, MLP down", product(66 * 37, D, F, {.trans_b = true}), true, true},
+      {"one row", product(1, F, D, {.trans_b = true})},
+  };
+  for (int64_t M : {255, 256, 257})
+    for (int t = 0; t < 4; ++t)
+      list.push_back({"rows at a tile's edge", product(M, 70, 100, {.trans_a = (t & 1) != 0, .trans_b = (t & 2) != 0})});
+  for (int64_t K : {300, 500, 700, 1000, 2085})
+    for (int t = 0; t < 4; ++t)
+      list.push_back({"K " + std::to_string(K), product(300, 70, K, {.trans_a = (t & 1) != 0, .trans_b = (t & 2) != 0})});
+  return list;
+}
+
+// One product's operands, C as it starts, and its epilogue, drawn once from `seed`.
+struct ProductInputs {
+  Tensor a, b, c, bias, addend, multiplier;
+  ProductInputs(const GemmArgs& g, uint64_t seed) {
+    Rng rng(seed);
+    auto uniform = [&](int64_t n) {
+      Tensor t = Tensor::empty({n});
+      for (float& v : t.span()) v = static_cast<float>(2.0 * rng.uniform() - 1.0);
+      return t;
+    };
+    a = uniform(g.batch * g.M * g.K), b = uniform(g.batch * g.K * g.N), c = uniform(g.batch * g.M * g.N);
+    bias = uniform(g.N), addend = uniform(g.M * g.N), multiplier = uniform(g.M * g.N);
+  }
+};
+
+// The product through gemm(), as an op calls it: C's bytes.
+Tensor run_product(const Product& p, const ProductInputs& in) {
+  Tensor c = in.c.clone();
+  GemmArgs args = p.shape;
+  args.A = in.a.data();
+  args.B = in.b.data();
+  args.C = c.data();
+  if (p.bias) args.bias = in.bias.data();
+  if (p.addend) args.addend = in.addend.data();
+  if (p.multiplier) args.multiplier = in.multiplier.data();
+  gemm(args);
+  return c;
+}
+
 bool same_bytes(const Tensor& a, const Tensor& b) {
   return a.numel() == b.numel() && std::memcmp(a.data(), b.data(), sizeof(float) * a.numel()) == 0;
 }
@@ -195,18 +288,29 @@ void expect_same_bits_on_every_thread_count(const std::string& name, const std::
     for (size_t i = 0; i < runs[0].size(); ++i)
       EXPECT_TRUE(same_bytes(runs[r][i].value, runs[0][i].value))
           << name << ": " << runs[0][i].name << " differs between 1 and " << kThreadCounts[r] << " threads on "
-          << backend_name(gemm_backend());
+          << backend_name(gemm_backend()) << " (" << test::test_environment() << ")";
   }
 }
 
 class ThreadBitsTest : public ::testing::TestWithParam<GemmBackend> {
  protected:
-  void SetUp() override { set_gemm_backend(GetParam()); }
+  void SetUp() override {
+    if (const std::string why = test::use_test_environment(); !why.empty()) GTEST_SKIP() << why;
+    set_gemm_backend(GetParam());
+  }
   void TearDown() override {
     set_gemm_backend(default_gemm_backend());
     set_num_threads(1);
   }
 };
+
+TEST_P(ThreadBitsTest, EveryProductOfTheModel) {
+  uint64_t seed = 1100;
+  for (const Product& p : products()) {
+    const ProductInputs inputs(p.shape, seed++);
+    expect_same_bits_on_every_thread_count(p.name, [&] { return Outputs{{"C", run_product(p, inputs)}}; });
+  }
+}
 
 TEST_P(ThreadBitsTest, EveryOpForwardAndBackward) {
   for (const Case& c : op_cases()) expect_same_bits_on_every_thread_count(c.name, c.run);
@@ -218,6 +322,28 @@ TEST_P(ThreadBitsTest, ModelStepWithRope) {
 
 TEST_P(ThreadBitsTest, ModelStepWithLearnedPositions) {
   expect_same_bits_on_every_thread_count("model step, learned positions", [] { return model_step("learned"); });
+}
+
+// The one LAPACK call (inspect-heads' OV copy scores, kernels/eigenvalues.h) on a head width
+// past dgeev's one-thread sizes: its products are OpenBLAS's, whatever the backend.
+TEST(ThreadBitsLapackTest, EigenvaluesOnOneTwoThreeThreads) {
+  if (const std::string why = test::use_test_environment(); !why.empty()) GTEST_SKIP() << why;
+  constexpr int64_t n = 160;
+  Rng rng(3);
+  std::vector<double> m(n * n);
+  for (double& v : m) v = rng.normal();
+  std::vector<std::vector<double>> runs;
+  for (int threads : kThreadCounts) {
+    set_num_threads(threads);
+    std::vector<double> values(2 * n);
+    eigenvalues(values.data(), values.data() + n, m.data(), n);
+    runs.push_back(values);
+  }
+  set_num_threads(1);
+  for (size_t r = 1; r < runs.size(); ++r)
+    EXPECT_EQ(0, std::memcmp(runs[r].data(), runs[0].data(), runs[0].size() * sizeof(double)))
+        << "the eigenvalues differ between 1 and " << kThreadCounts[r] << " threads (" << test::test_environment()
+        << ")";
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ThreadBitsTest,

@@ -39,11 +39,12 @@ struct GemmArgs {
 };
 
 // Runs on the backend in force (set_gemm_backend). On oneDNN a product whose inner
-// dimension K is longer than kGemmKChunk goes through gemm_split (below), so that every
-// product's bits are the same on any thread count.
+// dimension K is longer than kGemmKChunk, and on OpenBLAS every product, goes through
+// gemm_split (below), so that every product's bits are the same on any thread count.
 void gemm(const GemmArgs& args);
 
-// Each backend on its own, for tests and benchmarks.
+// Each backend on its own, for tests and benchmarks. gemm_openblas is gemm_split over
+// gemm_openblas_one_thread: OpenBLAS never threads a product itself (gemm_split says why).
 void gemm_reference(const GemmArgs& args);
 void gemm_openblas(const GemmArgs& args);
 void gemm_onednn(const GemmArgs& args);
@@ -52,26 +53,43 @@ void gemm_onednn(const GemmArgs& args);
 // tiles of gemm_split): its primitive is made for one thread, and each thread binds its own
 // memory objects, stream and scratchpad. 2-D only (batch 1).
 void gemm_onednn_one_thread(const GemmArgs& args);
+// The same on OpenBLAS: one cblas_sgemm on the calling thread (OpenBLAS's OpenMP build runs
+// single-threaded inside a parallel region or when OpenMP allows one thread), then the
+// epilogue on the same thread. 2-D only (batch 1).
+void gemm_openblas_one_thread(const GemmArgs& args);
 
 // The sums of a product in an order fixed by its shape, whatever the thread count
-// (gemm_split.cpp). oneDNN 2.6's matmul cuts K across its threads for a transposed A from
-// K = 2048 on (measured at 2, 4 and 8 threads), so the weight gradients dW = dY^T X
-// (K = B*T = 2048 rows) came out in other last bits on 2 threads than on 1. So a product
-// with a long K is cut into tiles fixed by its shape alone, each computed by `one_thread`
-// on one thread:
-//   batch 1: K in chunks of kGemmKChunk, C's rows in blocks of kGemmRowBlock; a tile is
-//            one chunk of one row block, written to its own partial [rows, N]; then every
-//            element of C is its chunks' partials added in chunk order, with alpha, beta
-//            and the epilogue applied after;
+// (gemm_split.cpp). The libraries' own threading changes them:
+//   - oneDNN 2.6's matmul cuts K across its threads for a transposed A from K = 2048 on
+//     (measured at 2, 4 and 8 threads), so the weight gradients dW = dY^T X (K = B*T = 2048
+//     rows) came out in other last bits on 2 threads than on 1;
+//   - OpenBLAS 0.3.21 cuts M and N across its threads, and on its Haswell and Zen kernels
+//     (every AVX2-only CPU; AMD Zen too) the sums of a C element depend on where a cut falls:
+//     its sgemm kernel (sgemm_kernel_8x4_haswell_2.c) sums some tiles of C in one
+//     accumulator and others in two, even and odd k, added at the end. Every product of the
+//     model changed in 2 threads against 1 there (and most of them on Prescott and
+//     Nehalem in 3 against 1); on every core, a K between GEMM_Q and 2 GEMM_Q is cut in
+//     two halves by its threaded driver (level3_thread.c, (K+1)/2) but rounded to
+//     GEMM_UNROLL_M by its one-thread driver (level3.c), which changed products with such
+//     a K on SkylakeX and Cooperlake too (measured per core, docs/performance.md,
+//     "Reproducible on any thread count").
+// So a product is cut into tiles fixed by its shape alone, each computed by `one_thread`
+// (which applies alpha, beta and the epilogue it is given) on one thread:
+//   batch 1, K > kGemmKChunk: K in chunks of kGemmKChunk, C's rows in blocks of
+//            kGemmRowBlock; a tile is one chunk of one row block, written to its own
+//            partial [rows, N]; then every element of C is its chunks' partials added in
+//            chunk order, with alpha, beta and the epilogue applied after;
+//   batch 1, K <= kGemmKChunk: a tile is a block of kGemmRowBlock rows of C, its K whole,
+//            written in place with alpha, beta and the epilogue (OpenBLAS only: oneDNN's
+//            own threads keep such a product's bits, below);
 //   batch > 1: a tile is one entry, its K whole.
 // The tiles are shared out over the threads (a static schedule), so a thread count changes
 // which thread computes a tile, never what it computes. 512 is the K block of oneDNN's own
 // one-thread weight gradients on AVX-512 (brgemm): there the chunks' sum is bit for bit what
 // one thread computed before this split (configs/default.json's run is the one-thread run
-// it was). A product with K <= kGemmKChunk is left to the library, which kept such a K whole
-// (measured at 2, 3, 4 and 8 threads up to 2047 with A transposed, 8192 without; its sgemm
-// of older ISAs cuts K only past 512, by its source). OpenBLAS cuts only M and N across its
-// threads (its level-3 threading), so its products are the same bits on any count as they are.
+// it was). oneDNN kept a K <= kGemmKChunk whole (measured at 2, 3, 4 and 8 threads up to
+// 2047 with A transposed, 8192 without; its sgemm of older ISAs cuts K only past 512, by its
+// source), so on oneDNN such a product is left to the library.
 inline constexpr int64_t kGemmKChunk = 512;
 inline constexpr int64_t kGemmRowBlock = 256;
 void gemm_split(const GemmArgs& args, void (*one_thread)(const GemmArgs&));
@@ -92,8 +110,10 @@ std::string openblas_core_to_set(std::string_view core, CpuVariant best);
 void check_gemm_epilogue(const GemmArgs& args);
 
 // The epilogue applied to C in place, after a product that ran without it (the OpenBLAS
-// backend, which has none of its own).
+// backend, which has none of its own); the rows split over the threads when there are many.
 void apply_gemm_epilogue(const GemmArgs& args);
+// The same on the calling thread alone (a tile of gemm_split).
+void apply_gemm_epilogue_one_thread(const GemmArgs& args);
 
 // Which operands are stored transposed, named at each call: {.trans_b = true} is A B^T,
 // {} is A B.

@@ -40,18 +40,30 @@ void check_gemm_epilogue(const GemmArgs& g) {
   MG_CHECK(!g.multiplier || g.beta == 0.0f, "gemm: a multiplier needs beta = 0");
 }
 
+namespace {
+
+// Row i of C [M,N] gets the epilogue: + bias [N], + addend's row, * multiplier's row.
+void apply_gemm_epilogue_row(const GemmArgs& g, int64_t i) {
+  float* c = g.C + i * g.ldc;
+  if (g.bias)
+    for (int64_t j = 0; j < g.N; ++j) c[j] += g.bias[j];
+  if (g.addend)
+    for (int64_t j = 0; j < g.N; ++j) c[j] += g.addend[i * g.ldc + j];
+  if (g.multiplier)
+    for (int64_t j = 0; j < g.N; ++j) c[j] *= g.multiplier[i * g.ldc + j];
+}
+
+}  // namespace
+
 void apply_gemm_epilogue(const GemmArgs& g) {
   if (!g.bias && !g.addend && !g.multiplier) return;
 #pragma omp parallel for if (g.M * g.N > kParallelWork)
-  for (int64_t i = 0; i < g.M; ++i) {
-    float* c = g.C + i * g.ldc;
-    if (g.bias)
-      for (int64_t j = 0; j < g.N; ++j) c[j] += g.bias[j];
-    if (g.addend)
-      for (int64_t j = 0; j < g.N; ++j) c[j] += g.addend[i * g.ldc + j];
-    if (g.multiplier)
-      for (int64_t j = 0; j < g.N; ++j) c[j] *= g.multiplier[i * g.ldc + j];
-  }
+  for (int64_t i = 0; i < g.M; ++i) apply_gemm_epilogue_row(g, i);
+}
+
+void apply_gemm_epilogue_one_thread(const GemmArgs& g) {
+  if (!g.bias && !g.addend && !g.multiplier) return;
+  for (int64_t i = 0; i < g.M; ++i) apply_gemm_epilogue_row(g, i);
 }
 
 GemmArgs tight_gemm_args(GemmTranspose transpose, int64_t M, int64_t N, int64_t K, int64_t batch) {

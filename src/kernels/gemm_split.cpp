@@ -1,5 +1,5 @@
-// gemm_split (kernels/gemm.h): a long product in tiles fixed by its shape, each on one
-// thread, so that its sums run in the same order on any thread count. llm.c's deterministic
+// gemm_split (kernels/gemm.h): a product in tiles fixed by its shape, each on one thread,
+// so that its sums run in the same order on any thread count. llm.c's deterministic
 // reductions are the model: fixed chunks, their partial sums in a buffer, added in chunk
 // order.
 #include <omp.h>
@@ -78,6 +78,21 @@ void split_k(const GemmArgs& g, void (*one_thread)(const GemmArgs&), int team) {
   }
 }
 
+// batch 1, K <= kGemmKChunk: C's rows in blocks, each block's product (alpha, beta and the
+// epilogue included) written in place by one tile.
+void split_rows(const GemmArgs& g, void (*one_thread)(const GemmArgs&), int team) {
+  run_tiles(ceil_div(g.M, kGemmRowBlock), team, [&](int64_t r) {
+    const int64_t r0 = r * kGemmRowBlock;
+    GemmArgs p = g;
+    p.M = std::min(kGemmRowBlock, g.M - r0);
+    p.A = g.trans_a ? g.A + r0 : g.A + r0 * g.lda;  // op(A)[r0.., 0..]
+    p.C = g.C + r0 * g.ldc;
+    if (g.addend) p.addend = g.addend + r0 * g.ldc;
+    if (g.multiplier) p.multiplier = g.multiplier + r0 * g.ldc;
+    one_thread(p);
+  });
+}
+
 // batch > 1: one entry per tile, its K whole. Entries whose C blocks overlap run one after
 // another, in entry order.
 void split_entries(const GemmArgs& g, void (*one_thread)(const GemmArgs&), int team) {
@@ -101,7 +116,8 @@ void gemm_split(const GemmArgs& g, void (*one_thread)(const GemmArgs&)) {
   // Inside another region (a worker of run_workers) the tiles run on this thread.
   const int team = omp_in_parallel() ? 1 : omp_get_max_threads();
   if (g.batch > 1) return split_entries(g, one_thread, team);
-  split_k(g, one_thread, team);
+  if (g.K > kGemmKChunk) return split_k(g, one_thread, team);
+  split_rows(g, one_thread, team);
 }
 
 }  // namespace mg

@@ -131,7 +131,7 @@ void gemm(const GemmArgs& args) {
   if (flops < kParallelFlops) small.emplace();
   switch (g_backend) {
     case GemmBackend::reference: return gemm_reference(args);
-    case GemmBackend::openblas: return gemm_openblas(args);
+    case GemmBackend::openblas: return gemm_openblas(args);  // every product in tiles fixed by the shape
     case GemmBackend::onednn:  // a long K in chunks fixed by the shape (gemm.h, gemm_split)
       return args.K > kGemmKChunk ? gemm_split(args, gemm_onednn_one_thread) : gemm_onednn(args);
   }
