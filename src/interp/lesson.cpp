@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "interp/torch_init.h"
 #include "model_spec/parameter_shapes.h"
+#include "nn/reference.h"
 
 namespace mg {
 namespace {
@@ -76,10 +77,8 @@ std::vector<double> attention_weights_double(const std::vector<double>& q, const
       for (int64_t i = 0; i < d; ++i) s[j] += q[t * d + i] * k[j * d + i];
       s[j] /= std::sqrt(static_cast<double>(d));
     }
-    const double m = *std::max_element(s.begin(), s.end());
-    double sum = 0.0;
-    for (int64_t j = 0; j <= t; ++j) sum += (w[t * T + j] = std::exp(s[j] - m));
-    for (int64_t j = 0; j <= t; ++j) w[t * T + j] /= sum;
+    softmax_in_place(s);
+    std::copy(s.begin(), s.end(), w.begin() + t * T);
   }
   return w;
 }

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "interp/logit_choice.h"
 #include "interp/patterns.h"
+#include "nn/reference.h"
 
 namespace mg {
 namespace {
@@ -20,13 +21,7 @@ std::vector<float> read_out(const Gpt& model, const float* x) {
   const Tensor& gamma = model.weights().ln_f_weight.value();
   const Tensor& beta = model.weights().ln_f_bias.value();
   const Tensor& unembed = model.weights().head.value();
-  double mean = 0.0, var = 0.0;
-  for (int64_t j = 0; j < D; ++j) mean += x[j];
-  mean /= static_cast<double>(D);
-  for (int64_t j = 0; j < D; ++j) var += (x[j] - mean) * (x[j] - mean);
-  const double inv = 1.0 / std::sqrt(var / static_cast<double>(D) + c.norm_eps);
-  std::vector<double> y(static_cast<size_t>(D));
-  for (int64_t j = 0; j < D; ++j) y[j] = (x[j] - mean) * inv * gamma[j] + beta[j];
+  const std::vector<double> y = layer_norm_row(x, D, gamma.data(), beta.data(), c.norm_eps);
   std::vector<float> logits(static_cast<size_t>(V));
   for (int64_t v = 0; v < V; ++v) {
     double sum = 0.0;

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "kernels/eigenvalues.h"
+#include "nn/reference.h"
 
 namespace mg {
 
@@ -42,12 +43,7 @@ HeadCircuits head_circuits(const Gpt& model, const Vocab& vocab, int64_t layer, 
   // q, k, v of every symbol's normalised embedding: [V,d] each.
   std::vector<double> q(V * d, 0.0), k(V * d, 0.0), v(V * d, 0.0), x(static_cast<size_t>(D));
   for (int64_t a = 0; a < V; ++a) {
-    double mean = 0.0, var = 0.0;
-    for (int64_t i = 0; i < D; ++i) mean += E[a * D + i];
-    mean /= static_cast<double>(D);
-    for (int64_t i = 0; i < D; ++i) var += (E[a * D + i] - mean) * (E[a * D + i] - mean);
-    const double inv = 1.0 / std::sqrt(var / static_cast<double>(D) + c.norm_eps);
-    for (int64_t i = 0; i < D; ++i) x[i] = (E[a * D + i] - mean) * inv * g[i] + beta[i];
+    x = layer_norm_row(E.data() + a * D, D, g.data(), beta.data(), c.norm_eps);
     for (int64_t j = 0; j < d; ++j)
       for (int64_t i = 0; i < D; ++i) {
         const int64_t w = (head * d + j) * D + i;

@@ -11,30 +11,14 @@
 #include "core/error.h"
 #include "interp/patterns.h"
 #include "kernels/rope.h"
+#include "nn/reference.h"
 
 namespace mg {
 namespace {
 
-// LayerNorm of one row [D] (docs/model.md section 2.2), in double.
-std::vector<double> layer_norm_row(const float* x, const Tensor& weight, const Tensor& bias, int64_t D, double eps) {
-  double mean = 0.0, var = 0.0;
-  for (int64_t j = 0; j < D; ++j) mean += x[j];
-  mean /= static_cast<double>(D);
-  for (int64_t j = 0; j < D; ++j) var += (x[j] - mean) * (x[j] - mean);
-  var /= static_cast<double>(D);
-  const double inv = 1.0 / std::sqrt(var + eps);
-  std::vector<double> y(static_cast<size_t>(D));
-  for (int64_t j = 0; j < D; ++j) y[j] = (x[j] - mean) * inv * weight[j] + bias[j];
-  return y;
-}
-
 // Rows first..first+d-1 of W [D,D] applied to x [D]: one head's q, k or v coordinates.
 std::vector<double> head_rows(const Tensor& W, int64_t first, int64_t d, const std::vector<double>& x) {
-  const int64_t D = static_cast<int64_t>(x.size());
-  std::vector<double> y(static_cast<size_t>(d), 0.0);
-  for (int64_t j = 0; j < d; ++j)
-    for (int64_t i = 0; i < D; ++i) y[j] += static_cast<double>(W[(first + j) * D + i]) * x[i];
-  return y;
+  return rows_times(W.data(), first, d, x);
 }
 
 // Interleaved pairs (2i, 2i+1) rotated by the table's float32 angle at position p.
@@ -55,8 +39,8 @@ std::vector<std::vector<double>> normed_rows(const Gpt& model, const Tensor& str
   const BlockWeights& block = model.weights().blocks[static_cast<size_t>(layer)];
   std::vector<std::vector<double>> normed(static_cast<size_t>(P + 1));
   for (int64_t s = 0; s <= P; ++s)
-    normed[s] = layer_norm_row(stream.data() + s * c.n_embd, block.ln1_weight.value(), block.ln1_bias.value(), c.n_embd,
-                               c.norm_eps);
+    normed[s] = layer_norm_row(stream.data() + s * c.n_embd, c.n_embd, block.ln1_weight.value().data(),
+                               block.ln1_bias.value().data(), c.norm_eps);
   return normed;
 }
 
@@ -84,10 +68,8 @@ HeadRow head_row(const Gpt& model, int64_t layer, int64_t head, const std::vecto
     r.scores.push_back(r.dots.back() * r.scale);
   }
   // Causal softmax over keys 0..P (the keys after P are masked out, weight 0).
-  const double m = *std::max_element(r.scores.begin(), r.scores.end());
-  double sum = 0.0;
-  for (int64_t s = 0; s <= P; ++s) sum += r.weights.emplace_back(std::exp(r.scores[s] - m));
-  for (double& w : r.weights) w /= sum;
+  r.weights = r.scores;
+  softmax_in_place(r.weights);
   r.output.assign(static_cast<size_t>(d), 0.0);
   for (int64_t s = 0; s <= P; ++s)
     for (int64_t j = 0; j < d; ++j) r.output[j] += r.weights[s] * r.values[s][j];
@@ -121,7 +103,7 @@ SplitMergeTrace trace_split_merge(const Gpt& model, const TraceForward& forward,
   const float* in = forward.streams[static_cast<size_t>(layer)].data() + P * D;
   const float* mid = forward.mids[static_cast<size_t>(layer)].data() + P * D;
   r.residual_in.assign(in, in + D);
-  for (int64_t i = 0; i < D; ++i) r.residual_out.push_back(r.residual_in[i] + r.attention_out[i]);
+  r.residual_out = residual_add(r.residual_in, r.attention_out);
   r.forward_residual_out.assign(mid, mid + D);
   return r;
 }
@@ -130,7 +112,7 @@ std::pair<int64_t, int64_t> parse_head_name(const std::string& spec, const std::
   const size_t dot = spec.find('.');
   auto number = [&](const std::string& part) {
     if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string::npos)
-      throw InputError(option + " \"" + spec + "\" is not LAYER.HEAD (two non-negative integers, e.g. 0.1)");
+      throw ArgumentError(option, " \"" + spec + "\" is not LAYER.HEAD (two non-negative integers, e.g. 0.1)");
     return static_cast<int64_t>(std::stoll(part));
   };
   if (dot == std::string::npos) number("");
@@ -172,9 +154,14 @@ HeadTrace trace_head(const Gpt& model, const Vocab& vocab, const TraceForward& f
                      int64_t position, int64_t top) {
   const ModelConfig& c = model.config();
   const int64_t text_size = static_cast<int64_t>(forward.tokens.size());
-  check_index("--trace layer", layer, c.n_layer, "the model has " + std::to_string(c.n_layer) + " layers");
-  check_index("--trace head", head, c.n_head, "the model has " + std::to_string(c.n_head) + " heads");
-  check_index("--position", position, text_size, "the text has " + std::to_string(text_size) + " symbols");
+  // The head is the job's "trace" argument: "trace layer 9 is out of range: ...".
+  if (layer >= c.n_layer)
+    throw ArgumentError("trace", " layer " + std::to_string(layer) + " is out of range: the model has " +
+                                     std::to_string(c.n_layer) + " layers, valid 0.." + std::to_string(c.n_layer - 1));
+  if (head >= c.n_head)
+    throw ArgumentError("trace", " head " + std::to_string(head) + " is out of range: the model has " +
+                                     std::to_string(c.n_head) + " heads, valid 0.." + std::to_string(c.n_head - 1));
+  check_index("position", position, text_size, "the text has " + std::to_string(text_size) + " symbols");
 
   HeadTrace r;
   r.tokens = forward.tokens;
@@ -217,11 +204,7 @@ HeadTrace trace_head(const Gpt& model, const Vocab& vocab, const TraceForward& f
 
   // Direct logit attribution through a frozen ln_f (see the header).
   const float* final_row = streams.back().data() + P * D;
-  double mean = 0.0, var = 0.0;
-  for (int64_t j = 0; j < D; ++j) mean += final_row[j];
-  mean /= static_cast<double>(D);
-  for (int64_t j = 0; j < D; ++j) var += (final_row[j] - mean) * (final_row[j] - mean);
-  r.final_sigma = std::sqrt(var / static_cast<double>(D) + c.norm_eps);
+  r.final_sigma = layer_norm_moments(final_row, D, c.norm_eps).sigma;
   const double c_mean = std::accumulate(r.contribution.begin(), r.contribution.end(), 0.0) / static_cast<double>(D);
   const Tensor& gamma = model.weights().ln_f_weight.value();
   const Tensor& W_vocab = model.weights().head.value();  // [V,D]

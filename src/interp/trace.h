@@ -93,7 +93,7 @@ HeadTrace trace_head(const Gpt& model, const Vocab& vocab, const TraceForward& f
 // Layer LAYER's attention at POSITION split into heads and merged back (checked by the caller).
 SplitMergeTrace trace_split_merge(const Gpt& model, const TraceForward& forward, int64_t layer, int64_t position);
 
-// "L.H" -> {L, H}; InputError naming OPTION when it is not two non-negative integers.
+// "L.H" -> {L, H}; ArgumentError naming ARGUMENT when it is not two non-negative integers.
 std::pair<int64_t, int64_t> parse_head_name(const std::string& spec, const std::string& option);
 
 }  // namespace mg

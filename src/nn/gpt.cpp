@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "nn/reference.h"
 
 namespace mg {
 
@@ -52,12 +53,7 @@ Tensor layer_norm_scale(const Tensor& x, double eps) {
   const int64_t D = x.dim(2), rows = x.numel() / D;
   Tensor scale = Tensor::empty({x.dim(0), x.dim(1), 1});
   for (int64_t r = 0; r < rows; ++r) {
-    const float* row = x.data() + r * D;
-    double mean = 0.0, var = 0.0;
-    for (int64_t j = 0; j < D; ++j) mean += row[j];
-    mean /= static_cast<double>(D);
-    for (int64_t j = 0; j < D; ++j) var += (row[j] - mean) * (row[j] - mean);
-    scale.data()[r] = static_cast<float>(std::sqrt(var / static_cast<double>(D) + eps));
+    scale.data()[r] = static_cast<float>(layer_norm_moments(x.data() + r * D, D, eps).sigma);
   }
   return scale;
 }
