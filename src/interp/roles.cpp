@@ -131,167 +131,194 @@ std::vector<std::vector<int32_t>> probe_texts(const Vocab& vocab, const std::vec
   return out;
 }
 
-RoleReport score_head_roles(const Gpt& model, const Vocab& vocab, const RoleOptions& o) {
-  const ModelConfig& c = model.config();
-  const int64_t L = c.n_layer, H = c.n_head, heads = L * H;
-  struct Sums {
-    PooledScore previous, current, first, induction, answer, copy;
-    std::vector<PooledScore> offsets;
-    std::vector<PooledScore> answer_by_kind, copy_by_kind;  // [kinds]
-  };
-  std::vector<std::string> kinds;  // in order of first appearance in the probe set
-  std::vector<Sums> sums(static_cast<size_t>(heads));
-  for (Sums& s : sums) s.offsets.resize(static_cast<size_t>(c.block_size));
+namespace {
 
-  RoleReport report;
-  report.texts = o.texts_description;
-  report.thresholds = o.thresholds;
+// One head's pooled detector sums, over the texts (the pattern detectors), the induction
+// texts and the probe's answer items.
+struct HeadSums {
+  PooledScore previous, current, first, induction, answer, copy;
+  std::vector<PooledScore> offsets;                       // [block_size]
+  std::vector<PooledScore> answer_by_kind, copy_by_kind;  // [kinds]
+};
 
-  // Answer-finding reads two rows of each head's pattern on each probe prompt: the weight on
-  // the answer's source from the position that predicts it, and how much of the symbol before
-  // it the source reads. The probe's prompts are usually the texts too (training's head logging
-  // scores on them), so the rows are taken while the texts' forwards run, and a prompt gets a
-  // forward of its own only if no text was the same ids; the pooled sums below still add the
-  // items in probe order, so every score is what a forward per prompt gave.
-  struct AnswerItem {
-    std::vector<int32_t> ids;  // the prompt cropped to its last block_size symbols
-    int64_t source = -1;       // in ids
-    size_t kind = 0;
-    std::vector<float> weight, copied;  // [heads], filled by whichever forward saw ids first
-  };
-  std::vector<AnswerItem> answer_items;
-  std::map<std::vector<int32_t>, std::vector<size_t>> items_of_ids;
-  std::unordered_map<std::string, size_t> kind_index;  // into kinds
-  if (o.probes) {
-    for (const ProbeItem& item : *o.probes) {
-      int64_t source = answer_source(item);
-      if (source < 0) continue;
-      std::optional<std::vector<int32_t>> known = vocab.find_all(item.prompt);
-      if (!known) continue;
-      std::vector<int32_t> ids = std::move(*known);
-      const int64_t dropped = std::max<int64_t>(0, static_cast<int64_t>(ids.size()) - c.block_size);
-      ids.erase(ids.begin(), ids.begin() + dropped);
-      source -= dropped;
-      if (source < 0) continue;
-      const auto [at, fresh] = kind_index.try_emplace(item.kind, kinds.size());
-      if (fresh) kinds.push_back(item.kind);
-      const size_t kind = at->second;
-      items_of_ids[ids].push_back(answer_items.size());
-      answer_items.push_back({std::move(ids), source, kind, {}, {}});
-    }
-  }
-  // Each head's two answer-finding rows of P (index layer * H + head, each [T,T]) for every
-  // probe item whose prompt is IDS and has none yet.
-  auto take_answer_rows = [&](const std::vector<int32_t>& ids, const std::vector<std::vector<float>>& p) {
-    const auto found = items_of_ids.find(ids);
-    if (found == items_of_ids.end()) return;
-    const int64_t T = static_cast<int64_t>(ids.size());
-    for (size_t index : found->second) {
-      AnswerItem& a = answer_items[index];
-      if (!a.weight.empty()) continue;
-      a.weight.resize(static_cast<size_t>(heads));
-      a.copied.resize(static_cast<size_t>(heads));
-      for (int64_t i = 0; i < heads; ++i) {
-        a.weight[i] = at(p[i], T, T - 1, a.source);  // row T-1 of the head's [T,T]
-        if (a.source >= 1) a.copied[i] = at(p[i], T, a.source, a.source - 1);
-      }
-    }
-  };
+// The detectors each text's pattern W [T,T] of one head goes through.
+void add_text_detectors(const std::vector<float>& w, int64_t T, HeadSums& s) {
+  add_previous_token(w, T, s.previous);
+  add_current_token(w, T, s.current);
+  add_first_position(w, T, s.first);
+  add_offsets(w, T, s.offsets);
+}
 
-  // The texts' patterns come a slice at a time (batched by length, head_patterns_of_texts),
-  // so memory stays bounded, and are pooled in the texts' order.
+// The bounded pattern stream: every head's pattern on each of TEXTS (empty ones skipped),
+// computed a slice at a time (batched by length, head_patterns_of_texts) so that at most
+// kSliceBytes of patterns are held, and handed to VISIT(ids, patterns) in the texts' order,
+// patterns indexed layer * H + head, each [T,T].
+template <class Visit>
+void for_each_pattern(const Gpt& model, const std::vector<std::vector<int32_t>>& texts, Visit&& visit) {
   std::vector<std::vector<int32_t>> slice;
-  for (size_t next = 0; next < o.texts.size();) {
+  for (size_t next = 0; next < texts.size();) {
     slice.clear();
-    for (size_t bytes = 0; next < o.texts.size(); ++next) {
-      const std::vector<int32_t>& ids = o.texts[next];
+    for (size_t bytes = 0; next < texts.size(); ++next) {
+      const std::vector<int32_t>& ids = texts[next];
       if (ids.empty()) continue;
-      MG_CHECK(static_cast<int64_t>(ids.size()) <= c.block_size, "score_head_roles: a text longer than block_size");
+      MG_CHECK(static_cast<int64_t>(ids.size()) <= model.config().block_size,
+               "score_head_roles: a text longer than block_size");
       bytes += pattern_bytes(model, static_cast<int64_t>(ids.size()));
       if (!slice.empty() && bytes > kSliceBytes) break;
       slice.push_back(ids);
     }
     const std::vector<std::vector<std::vector<float>>> patterns = head_patterns_of_texts(model, slice);
-    for (size_t j = 0; j < slice.size(); ++j) {
-      const std::vector<std::vector<float>>& p = patterns[j];  // index layer * H + head
-      const int64_t T = static_cast<int64_t>(slice[j].size());
-      ++report.text_count;
-      for (int64_t i = 0; i < heads; ++i) {
-        Sums& s = sums[i];
-        add_previous_token(p[i], T, s.previous);
-        add_current_token(p[i], T, s.current);
-        add_first_position(p[i], T, s.first);
-        add_offsets(p[i], T, s.offsets);
-      }
-      take_answer_rows(slice[j], p);
+    for (size_t j = 0; j < slice.size(); ++j) visit(slice[j], patterns[j]);
+  }
+}
+
+// The probe's answer items: each prompt cropped to its last block_size symbols, where the
+// answer's source is, and its kind; then the two rows of each head's pattern the
+// answer-finding and copy-forward detectors read, taken from whichever forward saw the
+// prompt first. The probe's prompts are usually the texts too (training's head logging
+// scores on them), so the rows are taken while the texts' forwards run, and a prompt gets a
+// forward of its own (unseen()) only if no text was the same ids.
+class AnswerItems {
+ public:
+  AnswerItems(const Vocab& vocab, const std::vector<ProbeItem>* probes, int64_t block_size, int64_t heads) : heads_(heads) {
+    if (!probes) return;
+    std::unordered_map<std::string, size_t> kind_index;  // into kinds
+    for (const ProbeItem& item : *probes) {
+      int64_t source = answer_source(item);
+      if (source < 0) continue;
+      std::optional<std::vector<int32_t>> known = vocab.find_all(item.prompt);
+      if (!known) continue;
+      std::vector<int32_t> ids = std::move(*known);
+      const int64_t dropped = std::max<int64_t>(0, static_cast<int64_t>(ids.size()) - block_size);
+      ids.erase(ids.begin(), ids.begin() + dropped);
+      source -= dropped;
+      if (source < 0) continue;
+      const auto [at, fresh] = kind_index.try_emplace(item.kind, kinds.size());
+      if (fresh) kinds.push_back(item.kind);
+      items_of_ids_[ids].push_back(items.size());
+      items.push_back({std::move(ids), source, at->second, {}, {}});
     }
   }
+
+  struct Item {
+    std::vector<int32_t> ids;  // the prompt cropped to its last block_size symbols
+    int64_t source = -1;       // in ids
+    size_t kind = 0;
+    std::vector<float> weight, copied;  // [heads]: w[T-1][source] and w[source][source-1]
+  };
+  std::vector<Item> items;
+  std::vector<std::string> kinds;  // in order of first appearance in the probe set
+
+  // Each head's two rows of P for every item whose prompt is IDS and has none yet.
+  void take_rows(const std::vector<int32_t>& ids, const std::vector<std::vector<float>>& p) {
+    const auto found = items_of_ids_.find(ids);
+    if (found == items_of_ids_.end()) return;
+    const int64_t T = static_cast<int64_t>(ids.size());
+    for (size_t index : found->second) {
+      Item& a = items[index];
+      if (!a.weight.empty()) continue;
+      a.weight.resize(static_cast<size_t>(heads_));
+      a.copied.resize(static_cast<size_t>(heads_));
+      for (int64_t i = 0; i < heads_; ++i) {
+        a.weight[i] = at(p[i], T, T - 1, a.source);  // row T-1 of the head's [T,T]
+        if (a.source >= 1) a.copied[i] = at(p[i], T, a.source, a.source - 1);
+      }
+    }
+  }
+
+  // The prompts no forward has seen yet, each once.
+  std::vector<std::vector<int32_t>> unseen() const {
+    std::vector<std::vector<int32_t>> out;
+    std::set<std::vector<int32_t>> queued;
+    for (const Item& a : items)
+      if (a.weight.empty() && queued.insert(a.ids).second) out.push_back(a.ids);
+    return out;
+  }
+
+  // Answer-finding: the weight on the answer's source from the position that predicts it;
+  // copy-forward: how much of the symbol before it the source reads. Pooled in probe order.
+  void add_to(std::vector<HeadSums>& sums) const {
+    for (const Item& a : items)
+      for (int64_t i = 0; i < heads_; ++i) {
+        HeadSums& s = sums[i];
+        s.answer.add(a.weight[i]);
+        s.answer_by_kind.resize(kinds.size());
+        s.answer_by_kind[a.kind].add(a.weight[i]);
+        if (a.source >= 1) {
+          s.copy.add(a.copied[i]);
+          s.copy_by_kind.resize(kinds.size());
+          s.copy_by_kind[a.kind].add(a.copied[i]);
+        }
+      }
+  }
+
+ private:
+  int64_t heads_;
+  std::map<std::vector<int32_t>, std::vector<size_t>> items_of_ids_;
+};
+
+// One head's scores from its sums: each detector's mean, the best offset (a tie keeps the
+// smaller k), the role name.
+HeadRoleScores assemble_head(int64_t layer, int64_t head, const HeadSums& s, const std::vector<std::string>& kinds,
+                             const RoleThresholds& thresholds) {
+  HeadRoleScores r;
+  r.layer = layer;
+  r.head = head;
+  r.previous_token = s.previous.mean();
+  r.current_token = s.current.mean();
+  r.first_position = s.first.mean();
+  r.induction = s.induction.mean();
+  r.answer_finding = s.answer.mean();
+  for (size_t k = 0; k < s.answer_by_kind.size(); ++k)
+    if (auto m = s.answer_by_kind[k].mean()) r.answer_finding_by_kind.emplace_back(kinds[k], *m);
+  r.copy_forward = s.copy.mean();
+  for (size_t k = 0; k < s.copy_by_kind.size(); ++k)
+    if (auto m = s.copy_by_kind[k].mean()) r.copy_forward_by_kind.emplace_back(kinds[k], *m);
+  for (int64_t k = 0; k < static_cast<int64_t>(s.offsets.size()); ++k) {
+    auto m = s.offsets[k].mean();
+    if (m && (!r.best_offset_score || *m > *r.best_offset_score)) {
+      r.best_offset = k;
+      r.best_offset_score = m;
+    }
+  }
+  r.role = role_name(r, thresholds);
+  return r;
+}
+
+}  // namespace
+
+RoleReport score_head_roles(const Gpt& model, const Vocab& vocab, const RoleOptions& o) {
+  const ModelConfig& c = model.config();
+  const int64_t L = c.n_layer, H = c.n_head, heads = L * H;
+  std::vector<HeadSums> sums(static_cast<size_t>(heads));
+  for (HeadSums& s : sums) s.offsets.resize(static_cast<size_t>(c.block_size));
+  AnswerItems answers(vocab, o.probes, c.block_size, heads);
+
+  RoleReport report;
+  report.texts = o.texts_description;
+  report.thresholds = o.thresholds;
+  // The texts: the pattern detectors, and the answer rows of the prompts among them.
+  for_each_pattern(model, o.texts, [&](const std::vector<int32_t>& ids, const std::vector<std::vector<float>>& p) {
+    ++report.text_count;
+    for (int64_t i = 0; i < heads; ++i) add_text_detectors(p[i], static_cast<int64_t>(ids.size()), sums[i]);
+    answers.take_rows(ids, p);
+  });
   // Induction: the repeated random sequences, each as long as block_size allows.
   const int64_t count = std::min<int64_t>(c.block_size / 2, c.vocab_size);
   std::vector<std::vector<int32_t>> induction_texts;
   for (int64_t seed = 1; count >= 2 && seed <= o.induction_texts; ++seed)
     induction_texts.push_back(repeated_random_ids(c.vocab_size, count, static_cast<uint64_t>(seed)));
-  const std::vector<std::vector<std::vector<float>>> induction_patterns = head_patterns_of_texts(model, induction_texts);
-  for (size_t j = 0; j < induction_texts.size(); ++j) {
+  for_each_pattern(model, induction_texts, [&](const std::vector<int32_t>& ids, const std::vector<std::vector<float>>& p) {
     ++report.induction_texts;
-    for (int64_t i = 0; i < heads; ++i) add_induction(induction_patterns[j][i], induction_texts[j], sums[i].induction);
-  }
-  // Prompts no text was: their own forwards, batched as the texts' were.
-  std::vector<std::vector<int32_t>> unseen;
-  std::set<std::vector<int32_t>> queued;
-  for (const AnswerItem& a : answer_items)
-    if (a.weight.empty() && queued.insert(a.ids).second) unseen.push_back(a.ids);
-  for (size_t next = 0; next < unseen.size();) {
-    size_t first = next;
-    for (size_t bytes = 0; next < unseen.size(); ++next) {
-      bytes += pattern_bytes(model, static_cast<int64_t>(unseen[next].size()));
-      if (next > first && bytes > kSliceBytes) break;
-    }
-    const std::span<const std::vector<int32_t>> slice(unseen.data() + first, next - first);
-    const std::vector<std::vector<std::vector<float>>> patterns = head_patterns_of_texts(model, slice);
-    for (size_t j = 0; j < slice.size(); ++j) take_answer_rows(slice[j], patterns[j]);
-  }
-  // Answer-finding: the weight on the answer's source from the position that predicts it.
-  for (AnswerItem& a : answer_items) {
-    ++report.answer_items;
-    for (int64_t i = 0; i < heads; ++i) {
-      Sums& s = sums[i];
-      s.answer.add(a.weight[i]);
-      s.answer_by_kind.resize(kinds.size());
-      s.answer_by_kind[a.kind].add(a.weight[i]);
-      if (a.source >= 1) {  // how much of the symbol before it the source reads
-        s.copy.add(a.copied[i]);
-        s.copy_by_kind.resize(kinds.size());
-        s.copy_by_kind[a.kind].add(a.copied[i]);
-      }
-    }
-  }
+    for (int64_t i = 0; i < heads; ++i) add_induction(p[i], ids, sums[i].induction);
+  });
+  // The prompts no text was: their own forwards.
+  for_each_pattern(model, answers.unseen(),
+                   [&](const std::vector<int32_t>& ids, const std::vector<std::vector<float>>& p) { answers.take_rows(ids, p); });
+  answers.add_to(sums);
+  report.answer_items = static_cast<int64_t>(answers.items.size());
   for (int64_t l = 0; l < L; ++l)
-    for (int64_t h = 0; h < H; ++h) {
-      const Sums& s = sums[l * H + h];
-      HeadRoleScores r;
-      r.layer = l;
-      r.head = h;
-      r.previous_token = s.previous.mean();
-      r.current_token = s.current.mean();
-      r.first_position = s.first.mean();
-      r.induction = s.induction.mean();
-      r.answer_finding = s.answer.mean();
-      for (size_t k = 0; k < s.answer_by_kind.size(); ++k)
-        if (auto m = s.answer_by_kind[k].mean()) r.answer_finding_by_kind.emplace_back(kinds[k], *m);
-      r.copy_forward = s.copy.mean();
-      for (size_t k = 0; k < s.copy_by_kind.size(); ++k)
-        if (auto m = s.copy_by_kind[k].mean()) r.copy_forward_by_kind.emplace_back(kinds[k], *m);
-      for (int64_t k = 0; k < static_cast<int64_t>(s.offsets.size()); ++k) {
-        auto m = s.offsets[k].mean();
-        if (m && (!r.best_offset_score || *m > *r.best_offset_score)) {  // a tie keeps the smaller k
-          r.best_offset = k;
-          r.best_offset_score = m;
-        }
-      }
-      r.role = role_name(r, o.thresholds);
-      report.heads.push_back(std::move(r));
-    }
+    for (int64_t h = 0; h < H; ++h) report.heads.push_back(assemble_head(l, h, sums[l * H + h], answers.kinds, o.thresholds));
   return report;
 }
 
