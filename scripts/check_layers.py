@@ -10,7 +10,8 @@ listed for it, and itself. The compiler refuses such an include too (each layer'
 root, build/layers/NAME/, holds only it and the layers below it: CMakeLists.txt); this check
 (run by ctest as `layers`) reads every file, built or not, and names the rule it breaks. A
 library such as nlohmann/json is visible to every layer above io, so the compiler cannot refuse
-it where it does not belong: REFUSED_LIBRARIES says where, and why.
+it where it does not belong: REFUSED_LIBRARIES says where, and why (and likewise a header of a
+layer below that a layer must not use: report neither loads a model nor writes a file).
 """
 
 import os
@@ -40,15 +41,25 @@ ALLOWED = {
     "train": BELOW_INFERENCE | {"inference", "distributed"},
     "interp": BELOW_INFERENCE | {"inference"},
     "report": BELOW_INFERENCE | {"inference", "interp"},
-    # The server (`mini-gpt serve`) over report and interp; it never includes train (its one
-    # contact with a run is reading metrics.jsonl and the checkpoint, serve/run_watch), nor
-    # train it.
-    "serve": BELOW_INFERENCE | {"inference", "interp", "report"},
-    "cli": BELOW_INFERENCE | {"distributed", "inference", "train", "interp", "report", "serve"},
+    # A request of inspect-heads (its options, parsed once for the command line and the server,
+    # and the table of modes: each a technique of interp written by report) over report; never
+    # train, serve or cli.
+    "request": BELOW_INFERENCE | {"inference", "interp", "report"},
+    # The server (`mini-gpt serve`) over request; it never includes train (its one contact with
+    # a run is reading metrics.jsonl and the checkpoint, serve/run_watch), nor train it.
+    "serve": BELOW_INFERENCE | {"inference", "interp", "report", "request"},
+    "cli": BELOW_INFERENCE | {"distributed", "inference", "train", "interp", "report", "request", "serve"},
 }
 # layer -> {the start of a header path it must not include: why}
 REFUSED_LIBRARIES = {
     "interp": {"nlohmann/": "interp returns structs and never text; their JSON is report's"},
+    # Report only writes: the model a writer's struct came from was loaded, and the file its
+    # bytes go to is written, above it (request, cli).
+    "report": {"inference/model_store.h": "report only writes: loading a model is request's",
+               "io/atomic_file.h": "report returns bytes: writing the file is the caller's"},
+    # The request layer returns what to print and what to write; the transports do it.
+    "request": {"iostream": "request never prints: a mode returns its output to cli or serve",
+                "cstdio": "request never prints: a mode returns its output to cli or serve"},
 }
 MAX_SOURCE_BYTES = 16 << 20  # a source file larger than this is none of ours
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([a-z_]+)/[^">]+[">]', re.MULTILINE)

@@ -7,7 +7,9 @@ is planted alone and the check must exit 1 with a line naming the file, the line
 
 The kinds (docs/development.md, "Code layout"): interp including train/ (the two never include
 each other: only cli joins them), train including interp/, serve including train/ and train
-including serve/ (a run is followed by reading its files, serve/run_watch), and interp
+including serve/ (a run is followed by reading its files, serve/run_watch), report including
+request/ (report only writes: the requests are above it), request including serve/ or train/
+(the request layer is under the server and never joins training), and interp
 including nlohmann/json (interp returns structs; their JSON is report's). The untouched copy must pass, so that a
 refusal is the planted line's and not the tree's.
 """
@@ -31,10 +33,25 @@ PLANTS = [
      "inference, io, kernels, model_spec, nn, optim, tensor)"),
     ("serve includes train/", "serve/run_watch.cpp", '#include "train/train.h"',
      "src/serve/run_watch.cpp:{line}: serve includes train/ (allowed: autograd, core, data, inference, interp, io, "
+     "kernels, model_spec, nn, optim, report, request, tensor)"),
+    ("report includes request/", "report/roles_format.cpp", '#include "request/inspect_modes.h"',
+     "src/report/roles_format.cpp:{line}: report includes request/ (allowed: autograd, core, data, inference, interp, "
+     "io, kernels, model_spec, nn, optim, tensor)"),
+    ("request includes serve/", "request/subject.cpp", '#include "serve/api.h"',
+     "src/request/subject.cpp:{line}: request includes serve/ (allowed: autograd, core, data, inference, interp, io, "
      "kernels, model_spec, nn, optim, report, tensor)"),
+    ("request includes train/", "request/inspect_modes.cpp", '#include "train/train.h"',
+     "src/request/inspect_modes.cpp:{line}: request includes train/ (allowed: autograd, core, data, inference, "
+     "interp, io, kernels, model_spec, nn, optim, report, tensor)"),
     ("train includes serve/", "train/train.cpp", '#include "serve/run_watch.h"',
      "src/train/train.cpp:{line}: train includes serve/ (allowed: autograd, core, data, distributed, "
      "inference, io, kernels, model_spec, nn, optim, tensor)"),
+    ("report includes the model loader", "report/explorer.cpp", '#include "inference/model_store.h"',
+     "src/report/explorer.cpp:{line}: report includes \"inference/model_store.h\" (report only writes: loading a model "
+     "is request's)"),
+    ("request prints", "request/inspect_modes.cpp", "#include <cstdio>",
+     "src/request/inspect_modes.cpp:{line}: request includes <cstdio> (request never prints: a mode returns its "
+     "output to cli or serve)"),
     ("interp includes nlohmann/json", "interp/trace.h", "#include <nlohmann/json.hpp>",
      "src/interp/trace.h:{line}: interp includes <nlohmann/json.hpp> (interp returns structs and never text; "
      "their JSON is report's)"),

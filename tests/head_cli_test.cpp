@@ -270,7 +270,8 @@ TEST_F(HeadCliTest, EveryOptionOutsideItsModeIsRefused) {
       {"--mean-ablation", {}}, {"--circuits", {}}, {"--compare", {ckpt(), ckpt()}},
       {"--html", {(dir_ / "p.html").string()}}, {"--run", {dir_.string()}}, {"--top", {"3"}},
       {"--attribution", {}}, {"--logit-lens", {}}, {"--composition", {}}, {"--patch", {}}, {"--answer", {"丁"}},
-      {"--against", {"小"}}, {"--clean", {"小丁"}}, {"--corrupt", {"丁小"}}, {"--swap", {"key"}}, {"--explain", {}}, {"--threads", {"1"}},
+      {"--against", {"小"}}, {"--clean", {"小丁"}}, {"--corrupt", {"丁小"}}, {"--swap", {"key"}}, {"--explain", {}}, {"--next-symbol", {}},
+      {"--temperature", {"0.5"}}, {"--top-k", {"3"}}, {"--top-p", {"0.9"}}, {"--ablate", {"0.1"}}, {"--threads", {"1"}},
       {"--backend", {"reference"}}};
   std::vector<std::string> mode_flags;
   for (const Row& row : rows)

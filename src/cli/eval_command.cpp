@@ -5,8 +5,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "cli/commands.h"
 #include "core/error.h"
 #include "data/probe.h"
@@ -15,12 +13,16 @@
 #include "inference/model_store.h"
 #include "interp/ablation.h"
 #include "io/floor_record.h"
+#include "report/eval_format.h"
 
 namespace mg::cli {
 
 namespace fs = std::filesystem;
 
 namespace {
+
+void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
 struct EvalOptions {
   std::string checkpoint, text_file, probe;
   bool json = false;
@@ -59,35 +61,20 @@ Run add_eval_command(CLI::App& app) {
     if (options->mean_ablation && options->ablate.empty())
       throw InputError("--mean-ablation needs --ablate L.H");
     LoadedModel loaded = load_model(options->checkpoint);
-    std::vector<std::string> json_fields;  // "key": value, in print order
+    EvalReport report;
     if (!options->text_file.empty()) {
       std::vector<int32_t> ids = loaded.vocab.encode(read_utf8_file(options->text_file, "--text-file"), options->text_file);
-      EvalResult result;
       try {
-        result = evaluate_windows(loaded.model, ids);
+        report.text = evaluate_windows(loaded.model, ids);
       } catch (const InputError& e) {  // too short: the file is named
         throw InputError("--text-file " + options->text_file + ": " + e.what());
       }
-      char field[64];
-      std::snprintf(field, sizeof field, "\"loss\": %.9g", result.loss);
-      json_fields.push_back(field);
-      json_fields.push_back("\"predictions\": " + std::to_string(result.predictions));
       // The text's entropy floor when make_corpus.py recorded it beside the model's corpus.
-      const std::optional<FloorRecord::Text> floor =
-          known_text_floor(loaded.config.data.path, read_file_bytes(options->text_file, "--text-file"),
-                           loaded.model.config().block_size);
-      if (floor) {
-        std::snprintf(field, sizeof field, "\"floor\": %.9g", floor->floor);
-        json_fields.push_back(field);
-      }
-      if (!options->json) {
-        std::printf("loss %.6f nats/symbol over %lld predictions\n", result.loss,
-                    static_cast<long long>(result.predictions));
-        if (floor)
-          std::printf("floor %.6f nats/symbol (+%.6f): %s, recorded in %s\n", floor->floor, result.loss - floor->floor,
-                      printable_text(floor->about).c_str(),
-                      printable_text((fs::path(loaded.config.data.path).parent_path() / kFloorRecordName).string()).c_str());
-      }
+      report.floor = known_text_floor(loaded.config.data.path, read_file_bytes(options->text_file, "--text-file"),
+                                      loaded.model.config().block_size);
+      report.floor_record = (fs::path(loaded.config.data.path).parent_path() / kFloorRecordName).string();
+      // The loss is printed before the probe is scored (which takes longer).
+      if (!options->json) print(format_eval(report));
     }
     if (!options->probe.empty()) {
       const std::vector<ProbeItem> probes = load_probe_set(options->probe);
@@ -96,52 +83,16 @@ Run add_eval_command(CLI::App& app) {
         means = head_output_means(loaded.model, probe_texts(loaded.vocab, probes, loaded.model.config().block_size));
       const std::vector<HeadAblation> ablations = parse_ablations(
           options->ablate, loaded.model.config(), options->mean_ablation ? &means : nullptr);
-      const ProbeScore score = score_probe(loaded.model, loaded.vocab, probes, EvalShare{}, ablations);
-      if (!ablations.empty()) {
-        nlohmann::json heads = nlohmann::json::array();
-        for (const std::string& spec : options->ablate) heads.push_back(spec);
-        json_fields.push_back("\"ablated\": " + heads.dump());
-        json_fields.push_back(std::string("\"ablation\": \"") + (options->mean_ablation ? "mean" : "zero") + "\"");
-        if (!options->json) {
-          std::string list;
-          for (const std::string& spec : options->ablate) list += (list.empty() ? "" : ", ") + spec;
-          std::printf("ablated (%s): %s\n", options->mean_ablation ? "mean" : "zero", list.c_str());
-        }
-      }
-      nlohmann::json by_kind = nlohmann::json::object();
-      for (size_t k = 0; k < score.kinds.size(); ++k) by_kind[score.kinds[k]] = score.kind_accuracy(k);
-      json_fields.push_back("\"probe_accuracy\": " + nlohmann::json(score.accuracy()).dump());
-      json_fields.push_back("\"probe_accuracy_by_kind\": " + by_kind.dump());
-      json_fields.push_back("\"probe_items\": " + std::to_string(score.items));
-      const std::vector<TagAccuracy> by_tag = tag_accuracies(score);
-      if (!by_tag.empty()) {
-        nlohmann::json tags = nlohmann::json::object();
-        for (const TagAccuracy& t : by_tag)
-          tags[t.kind] = {{"no_distractor", t.no_distractor}, {"no_distractor_items", t.no_distractor_items},
-                          {"distractors", t.distractors}, {"distractor_items", t.distractor_items}};
-        json_fields.push_back("\"probe_accuracy_by_tag\": " + tags.dump());
-      }
+      report.probe = score_probe(loaded.model, loaded.vocab, probes, EvalShare{}, ablations);
+      report.ablated = options->ablate;
+      report.mean_ablation = options->mean_ablation;
       if (!options->json) {
-        std::printf("probe accuracy %.4f over %lld items\n", score.accuracy(), static_cast<long long>(score.items));
-        for (size_t k = 0; k < score.kinds.size(); ++k) {
-          std::printf("  %-12s %.4f  (%lld of %lld)", score.kinds[k].c_str(), score.kind_accuracy(k),
-                      static_cast<long long>(score.kind_correct[k]), static_cast<long long>(score.kind_items[k]));
-          // The items whose cue alone finds the fact, and those where only binding does.
-          if (score.tagged(k))
-            std::printf("  no distractor %.4f (%lld of %lld), with distractors %.4f (%lld of %lld)",
-                        score.alone_accuracy(k), static_cast<long long>(score.alone_correct[k]),
-                        static_cast<long long>(score.alone_items[k]), score.distracted_accuracy(k),
-                        static_cast<long long>(score.distracted_correct[k]),
-                        static_cast<long long>(score.distracted_items[k]));
-          std::printf("\n");
-        }
+        EvalReport probe_part = report;
+        probe_part.text.reset();
+        print(format_eval(probe_part));
       }
     }
-    if (options->json) {
-      std::string line = "{";
-      for (size_t i = 0; i < json_fields.size(); ++i) line += (i ? ", " : "") + json_fields[i];
-      std::printf("%s}\n", line.c_str());
-    }
+    if (options->json) print(eval_json_line(report));
     return kExitOk;
   };
 }

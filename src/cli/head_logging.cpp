@@ -3,8 +3,9 @@
 #include "cli/head_logging.h"
 
 #include "interp/roles.h"
-#include "report/explorer.h"
+#include "io/atomic_file.h"
 #include "report/roles_format.h"
+#include "request/subject.h"
 
 namespace mg {
 namespace {
@@ -15,16 +16,13 @@ nlohmann::json head_role_fields(const EvaluationInputs& in) {
   if (in.probes.empty()) return nullptr;
   RoleOptions options;
   options.texts = probe_texts(in.vocab, in.probes, in.model.config().block_size);
-  options.texts_description = "the probe prompts";
+  options.texts_description = training_probe_description();
   options.probes = &in.probes;
   nlohmann::json head_roles = nlohmann::json::array();  // [{layer, head, scores...}]
   for (const HeadRoleScores& head : score_head_roles(in.model, in.vocab, options).heads) {
-    nlohmann::json scores = head_roles_json(head);
-    // Ablation is inspect-heads' and eval's, not every evaluation's: a probe scoring per head.
-    scores.erase("accuracy_drop");
-    scores.erase("accuracy_drop_by_kind");
-    scores.erase("direct_logit");  // nor direct logit attribution
-    scores.erase("direct_logit_by_kind");
+    // Ablation and direct logit attribution are inspect-heads' and eval's, not every
+    // evaluation's: a probe scoring per head. (nlohmann::json: the keys sorted.)
+    nlohmann::json scores = head_pattern_scores_json(head);
     scores["layer"] = head.layer;
     scores["head"] = head.head;
     head_roles.push_back(std::move(scores));
@@ -32,6 +30,15 @@ nlohmann::json head_role_fields(const EvaluationInputs& in) {
   nlohmann::json fields = nlohmann::json::object();
   fields["head_roles"] = std::move(head_roles);
   return fields;
+}
+
+// heads.html: the request layer makes the page, written here as every output of cli.
+std::optional<std::filesystem::path> write_run_explorer(const std::filesystem::path& run_dir,
+                                                        const std::function<void()>& before_writing) {
+  const std::optional<RunExplorerPage> page = run_explorer_page(run_dir, before_writing);
+  if (!page) return std::nullopt;
+  write_text_atomically(page->path, page->html);
+  return page->path;
 }
 
 }  // namespace

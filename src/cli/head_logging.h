@@ -19,7 +19,7 @@ struct HeadLogging {
   // --roles on the probe prompts, without the ablation (a probe scoring per head); null
   // without a probe set.
   EvaluationCallback on_evaluation;
-  // After the run: heads.html in RUN_DIR (report/explorer.h's write_run_explorer); the path
+  // After the run: heads.html in RUN_DIR (request/subject.h's run_explorer_page); the path
   // written, or nothing when the run has no probe set or none of its prompts is in the
   // vocabulary. BEFORE_WRITING is called once it is sure a page will be made.
   std::function<std::optional<std::filesystem::path>(const std::filesystem::path& run_dir,

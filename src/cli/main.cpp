@@ -23,6 +23,7 @@
 #include "kernels/cpu_variant.h"
 #include "kernels/gemm.h"
 #include "kernels/runtime.h"
+#include "request/arguments.h"
 #include "core/error.h"
 
 #ifndef MINI_GPT_VERSION
@@ -258,6 +259,8 @@ int run(int argc, char** argv) {
   } catch (const mg::JobWideInputError& e) {
     failed_on_every_rank = true;
     return fail(e.what(), kExitUsage);
+  } catch (const mg::RequestError& e) {  // a request's arguments, named here by their options
+    return fail(e.message(mg::Spelling::command_line), kExitUsage);
   } catch (const mg::ArgumentError& e) {  // a job's argument, named here by its option
     return fail(option_name(e.argument()) + e.detail(), kExitUsage);
   } catch (const mg::InputError& e) {

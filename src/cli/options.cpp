@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "request/arguments.h"
 
 namespace mg::cli {
 namespace {
@@ -49,12 +50,7 @@ CLI::Validator unsigned_64() {
       "UINT64");
 }
 
-std::string option_name(const std::string& argument) {
-  if (argument.rfind("-", 0) == 0) return argument;
-  std::string option = "--" + argument;
-  std::replace(option.begin(), option.end(), '_', '-');
-  return option;
-}
+std::string option_name(const std::string& argument) { return spelled(argument, Spelling::command_line); }
 
 void check_standard_output() {
   errno = 0;

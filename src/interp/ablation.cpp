@@ -40,13 +40,7 @@ std::vector<HeadAblation> parse_ablations(const std::vector<std::string>& specs,
                                           const std::vector<std::vector<float>>* means) {
   std::vector<HeadAblation> out;
   for (const std::string& spec : specs) {
-    const auto [layer, head] = [&] {
-      try {
-        return parse_head_name(spec, "ablate");
-      } catch (const InputError& e) {  // "ablate \"x\" is not LAYER.HEAD ..."
-        throw ArgumentError("ablate", std::string(e.what()).substr(6));
-      }
-    }();
+    const auto [layer, head] = parse_head_name(spec, "ablate");
     if (layer >= c.n_layer || head >= c.n_head)
       throw ArgumentError("ablate", " " + spec + " is out of range: the model has " + std::to_string(c.n_layer) +
                        " layers x " + std::to_string(c.n_head) + " heads, valid 0.0.." + std::to_string(c.n_layer - 1) +
@@ -91,25 +85,6 @@ void add_probe_ablation(const Gpt& model, const Vocab& vocab, const std::vector<
                         RoleReport& report) {
   add_ablation_drops(model, vocab, probes, mean, report);
   add_direct_logits(attribute_probe(model, vocab, probes), report);
-}
-
-RoleReport probe_role_report(const Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes,
-                             const std::string& probe_name, std::u32string_view text, bool ablate, bool mean) {
-  RoleOptions options;
-  options.probes = probes.empty() ? nullptr : &probes;
-  if (!probes.empty()) {
-    options.texts = probe_texts(vocab, probes, model.config().block_size);
-    options.texts_description = std::to_string(options.texts.size()) + " probe prompts (" + probe_name + ")";
-  } else if (!text.empty() && !ablate) {
-    options.texts = {vocab.encode(text, "--text")};
-    options.texts_description = "the --text alone (no probe set: give --probe FILE or --text-file FILE)";
-  } else {
-    throw InputError("--roles needs texts to score: --probe FILE, --text-file FILE, or a checkpoint whose config "
-                     "names data.probe_path");
-  }
-  RoleReport report = score_head_roles(model, vocab, options);
-  if (ablate && !probes.empty()) add_probe_ablation(model, vocab, probes, mean, report);
-  return report;
 }
 
 }  // namespace mg

@@ -38,11 +38,4 @@ void add_ablation_drops(const Gpt& model, const Vocab& vocab, const std::vector<
 void add_probe_ablation(const Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes, bool mean,
                         RoleReport& report);
 
-// Head roles over the probe prompts (PROBES, named PROBE_NAME in the report), or, with no
-// probe set, over TEXT alone when it is given and ABLATE is not asked; with ABLATE and a
-// probe set, the causal columns too (MEAN: mean-ablation). InputError when there is nothing
-// to score. inspect-heads' default view (ABLATE false) and --roles (true), and the server.
-RoleReport probe_role_report(const Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes,
-                             const std::string& probe_name, std::u32string_view text, bool ablate, bool mean);
-
 }  // namespace mg

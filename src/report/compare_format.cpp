@@ -70,4 +70,10 @@ std::string format_comparison(const ComparisonReport& r) {
   return out;
 }
 
+std::string compared_text_description() { return "the --text"; }
+
+std::string compared_prompts_description(size_t count, const std::string& probe_path) {
+  return std::to_string(count) + " probe prompts of " + probe_path + " that both vocabularies hold";
+}
+
 }  // namespace mg

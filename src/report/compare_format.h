@@ -22,6 +22,10 @@ struct ComparisonReport {
 // different head counts, then the heads left unmatched, each with its nearest head.
 std::string format_comparison(const ComparisonReport& report);
 
+// ComparisonReport::texts: the --text; COUNT prompts of PROBE_PATH that both vocabularies hold.
+std::string compared_text_description();
+std::string compared_prompts_description(size_t count, const std::string& probe_path);
+
 // {"a", "b", "texts", "pairs": [{"a" [layer, head], "role_a", "b" [layer, head], "role_b",
 // "divergence", "similarity"}]}; when the head counts differ, also "heads_a" and "heads_b"
 // ([n_layer, n_head]) and "unmatched": [{"model" "a"|"b", "head" [layer, head], "role",

@@ -11,16 +11,12 @@
 
 #include "core/error.h"
 #include "data/json_limits.h"
-#include "data/text_file.h"
-#include "data/utf8.h"
 #include "explorer_assets.h"  // generated from src/report/explorer/ at build time
-#include "inference/model_store.h"
 #include "interp/ablation.h"
 #include "interp/patterns.h"
 #include "interp/qk_ov.h"
 #include "interp/roles.h"
 #include "interp/trace.h"
-#include "io/atomic_file.h"
 #include "report/explorer_circuits.h"
 #include "report/run_curves.h"
 #include "report/patterns_format.h"
@@ -173,11 +169,11 @@ json roles_json(const Gpt& model, const Vocab& vocab, const std::vector<int32_t>
   if (o.probes) {
     options.probes = o.probes;
     options.texts = probe_texts(vocab, *o.probes, model.config().block_size);
-    options.texts_description = std::to_string(options.texts.size()) + " probe prompts (" + o.probe_name + ")";
+    options.texts_description = probe_prompts_description(options.texts.size(), o.probe_name);
   }
   if (options.texts.empty()) {
     options.texts = {ids};
-    options.texts_description = "the page's text alone (no probe set: give --probe FILE)";
+    options.texts_description = page_text_description();
   }
   RoleReport report = score_head_roles(model, vocab, options);
   if (o.probes && !options.probes->empty()) add_ablation_drops(model, vocab, *o.probes, o.mean_ablation, report);
@@ -273,24 +269,15 @@ std::string explorer_html(const json& data) {
 std::string_view shared_page_js() { return explorer_assets::kPageJs; }
 std::string_view shared_page_css() { return explorer_assets::kPageCss; }
 
-std::optional<std::filesystem::path> write_run_explorer(const std::filesystem::path& run_dir,
-                                                        const std::function<void()>& before_writing) {
-  LoadedModel loaded = load_model(run_dir / "latest.safetensors");
-  if (loaded.config.data.probe_path.empty()) return std::nullopt;
-  const std::vector<ProbeItem> probes = load_probe_set(loaded.config.data.probe_path);
-  const std::vector<std::vector<int32_t>> prompts = probe_texts(loaded.vocab, probes, loaded.model.config().block_size);
-  if (prompts.empty()) return std::nullopt;
-  if (before_writing) before_writing();
-  std::u32string text;
-  for (int32_t id : prompts.front()) text += decode_utf8(loaded.vocab.symbol(id), "vocabulary");
-  ExplorerOptions options;
-  options.source = (run_dir / "latest.safetensors").string() + " (the end of the run)";
-  options.probes = &probes;
-  options.probe_name = loaded.config.data.probe_path;
-  options.run_dir = run_dir;
-  const std::filesystem::path out = run_dir / "heads.html";
-  write_text_atomically(out, explorer_html(explorer_data(loaded.model, loaded.vocab, text, "probe question", options)));
-  return out;
+std::string explorer_written_line(const std::string& path, size_t page_bytes, const json& data,
+                                  const std::string& probe_name) {
+  std::string positions;
+  for (const auto& p : data["traces"]["positions"]) positions += (positions.empty() ? "" : ",") + p.dump();
+  return format("head explorer written to %s (%.1f MB): %lld layers x %lld heads, %lld symbols, traces at %s, %s\n",
+                path.c_str(), static_cast<double>(page_bytes) / 1e6, data["model"]["n_layer"].get<long long>(),
+                data["model"]["n_head"].get<long long>(), static_cast<long long>(data["tokens"].size()),
+                data["traces"]["all_positions"].get<bool>() ? "every position" : ("positions " + positions).c_str(),
+                probe_name.empty() ? "no probe" : ("probe " + probe_name).c_str());
 }
 
 }  // namespace mg

@@ -16,7 +16,6 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -66,12 +65,10 @@ std::string explorer_html(const nlohmann::ordered_json& data);
 std::string_view shared_page_js();
 std::string_view shared_page_css();
 
-// heads.html of a finished run: the model of RUN_DIR/latest.safetensors on the first
-// question of its config's probe set (the prompt's last block_size symbols), with the run's
-// curves. Returns the path written, or nothing when the config names no probe set or none
-// of its prompts is in the vocabulary; BEFORE_WRITING (when given) is called first once a
-// page will be made (the command line announces the wait).
-std::optional<std::filesystem::path> write_run_explorer(const std::filesystem::path& run_dir,
-                                                        const std::function<void()>& before_writing = {});
+// The line inspect-heads --html prints once the page of DATA (PAGE_BYTES long) is written
+// to PATH: its size, the model, the text, the traced positions and the probe set
+// (PROBE_NAME, "" for none).
+std::string explorer_written_line(const std::string& path, size_t page_bytes, const nlohmann::ordered_json& data,
+                                  const std::string& probe_name);
 
 }  // namespace mg

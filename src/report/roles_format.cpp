@@ -85,15 +85,22 @@ std::string format_roles(const RoleReport& r) {
   return out;
 }
 
-nlohmann::ordered_json head_roles_json(const HeadRoleScores& h) {
-  using json = nlohmann::ordered_json;
-  auto optional_number = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
-  auto by_kind = [](const std::vector<std::pair<std::string, double>>& values) {
-    if (values.empty()) return json(nullptr);
-    json out = json::object();
-    for (const auto& [kind, v] : values) out[kind] = v;
-    return out;
-  };
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json by_kind(const std::vector<std::pair<std::string, double>>& values) {
+  if (values.empty()) return json(nullptr);
+  json out = json::object();
+  for (const auto& [kind, v] : values) out[kind] = v;
+  return out;
+}
+
+}  // namespace
+
+nlohmann::ordered_json head_pattern_scores_json(const HeadRoleScores& h) {
   return json{{"previous_token", optional_number(h.previous_token)},
               {"best_offset", -h.best_offset},
               {"best_offset_score", optional_number(h.best_offset_score)},
@@ -104,15 +111,19 @@ nlohmann::ordered_json head_roles_json(const HeadRoleScores& h) {
               {"answer_finding_by_kind", by_kind(h.answer_finding_by_kind)},
               {"copy_forward", optional_number(h.copy_forward)},
               {"copy_forward_by_kind", by_kind(h.copy_forward_by_kind)},
-              {"role", h.role},
-              {"accuracy_drop", optional_number(h.accuracy_drop)},
-              {"accuracy_drop_by_kind", by_kind(h.accuracy_drop_by_kind)},
-              {"direct_logit", optional_number(h.direct_logit)},
-              {"direct_logit_by_kind", by_kind(h.direct_logit_by_kind)}};
+              {"role", h.role}};
+}
+
+nlohmann::ordered_json head_roles_json(const HeadRoleScores& h) {
+  json out = head_pattern_scores_json(h);  // then the causal columns, measured by ablation and attribution
+  out["accuracy_drop"] = optional_number(h.accuracy_drop);
+  out["accuracy_drop_by_kind"] = by_kind(h.accuracy_drop_by_kind);
+  out["direct_logit"] = optional_number(h.direct_logit);
+  out["direct_logit_by_kind"] = by_kind(h.direct_logit_by_kind);
+  return out;
 }
 
 nlohmann::ordered_json role_report_json(const RoleReport& r) {
-  using json = nlohmann::ordered_json;
   json out = {{"texts", r.texts},
               {"text_count", r.text_count},
               {"induction_texts", r.induction_texts},
@@ -141,5 +152,19 @@ nlohmann::ordered_json role_report_json(const RoleReport& r) {
   out["heads"] = std::move(heads);
   return out;
 }
+
+std::string probe_prompts_description(size_t count, const std::string& probe_name) {
+  return std::to_string(count) + " probe prompts (" + probe_name + ")";
+}
+
+std::string text_alone_description() { return "the --text alone (no probe set: give --probe FILE or --text-file FILE)"; }
+
+std::string text_windows_description(size_t count, int64_t block_size, const std::string& file) {
+  return std::to_string(count) + " windows of at most " + std::to_string(block_size) + " symbols from " + file;
+}
+
+std::string page_text_description() { return "the page's text alone (no probe set: give --probe FILE)"; }
+
+std::string training_probe_description() { return "the probe prompts"; }
 
 }  // namespace mg

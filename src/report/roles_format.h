@@ -19,6 +19,19 @@ std::string format_roles(const RoleReport& report);
 // "answer_finding_by_kind" {kind: score}, "copy_forward", "copy_forward_by_kind", "role", "accuracy_drop", "accuracy_drop_by_kind"
 // {kind: drop}}; null where not measured), and the whole report.
 nlohmann::ordered_json head_roles_json(const HeadRoleScores& scores);
+// The pattern scores alone (head_roles_json without the ablation and attribution columns):
+// what each of training's evaluations logs per head into metrics.jsonl.
+nlohmann::ordered_json head_pattern_scores_json(const HeadRoleScores& scores);
 nlohmann::ordered_json role_report_json(const RoleReport& report);
+
+// The sentence a report gives for the texts its pattern scores were averaged over
+// (RoleOptions::texts_description): COUNT prompts of the probe set PROBE_NAME; the
+// inspected text alone; COUNT windows of FILE; the explorer page's text alone; the probe
+// prompts of a training run's evaluation.
+std::string probe_prompts_description(size_t count, const std::string& probe_name);
+std::string text_alone_description();
+std::string text_windows_description(size_t count, int64_t block_size, const std::string& file);
+std::string page_text_description();
+std::string training_probe_description();
 
 }  // namespace mg

@@ -1,8 +1,8 @@
 // The server's JSON endpoints, GET /api/MODE?OPTION=VALUE&...: MODE an inspect-heads mode
-// (patterns, the default view; trace, attribution, logit-lens, patch, composition, roles)
-// answered with exactly what `inspect-heads --format json` prints for the same options
-// (report/inspect_json.h computes both), and next, the next-symbol distribution
-// (serve/next_symbol.h). The options are the command line's names without the dashes.
+// the request layer's table serves (patterns, the default view; trace, roles, attribution,
+// logit-lens, composition, patch, next: --next-symbol) answered with exactly what
+// `inspect-heads --format json` prints for the same options (request/inspect_modes.h runs
+// both). The options are the request's names, as the query spells them ("top_k").
 // Nothing here knows HTTP: the server hands over the decoded query, this answers a status
 // and a body.
 #pragma once
@@ -28,9 +28,6 @@ struct ApiAnswer {
 // server reads only the files named when it started), a value out of range or a text the
 // model cannot read. Never throws for any request.
 ApiAnswer answer_api(const std::string& mode, const QueryParams& params, const ModelSnapshot& model);
-
-// The modes answer_api knows, for the page and the docs.
-const std::vector<std::string>& api_modes();
 
 // {"error": MESSAGE}.
 std::string error_json(const std::string& message);

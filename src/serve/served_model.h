@@ -1,5 +1,5 @@
 // The serve layer (src/serve/): `mini-gpt serve`, the head explorer live on any text, over
-// HTTP on the learner's own machine. It may include report, interp, inference, io and the
+// HTTP on the learner's own machine. It may include request, report, interp, inference, io and the
 // layers below them; never train or cli (scripts/check_layers.py refuses each). Its one
 // contact with a training run is run_watch, which only reads the run's metrics.jsonl and
 // latest.safetensors.
@@ -22,6 +22,7 @@
 #include "inference/model_store.h"
 #include "interp/roles.h"
 #include "nn/gpt.h"
+#include "request/inspect_modes.h"
 
 namespace mg::serve {
 
@@ -38,11 +39,10 @@ struct ModelSnapshot {
   int64_t step = 0;
   std::string source;     // the checkpoint file it came from
   int64_t generation = 0;  // 1 for the model loaded at start, +1 per reload
-  // With a probe set: the roles inspect-heads' default view puts into its JSON (the same
-  // for every text) and --roles' JSON (with the ablation columns). Without: none.
-  std::optional<RoleReport> pattern_roles;
-  std::string roles_json;        // "" without a probe set
-  std::string composition_json;  // inspect-heads --composition --format json
+  // What the modes read instead of computing per request: with a probe set, the roles
+  // inspect-heads' default view puts into its JSON (the same for every text) and --roles'
+  // report (with the ablation columns); the composition scores.
+  SubjectCache cache;
 };
 
 // Builds the snapshot of LOADED: its roles on PROBES and its composition, computed here.
