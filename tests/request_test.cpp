@@ -86,7 +86,7 @@ TEST(Request, TheTableChoosesOneModeAndRefusesWhatItDoesNotRead) {
   EXPECT_STREQ(choose_mode({{"checkpoint", "c"}, {"text", "t"}}).name, "the default view");
   EXPECT_EQ(refusal([] { choose_mode({{"checkpoint", "c"}, {"composition", ""}, {"text", "t"}}); }, Spelling::command_line),
             "--text is not used by --composition (--text goes with --html, --trace, --compare, --attribution, "
-            "--logit-lens, the default view)");
+            "--logit-lens, --next-symbol, the default view)");
   EXPECT_EQ(refusal([] { choose_mode({{"roles", ""}, {"composition", ""}}); }, Spelling::command_line),
             "--composition is not used by --roles: give one mode");
   // Every option a row reads is one the parser knows, and each row's flag is one.
@@ -96,7 +96,7 @@ TEST(Request, TheTableChoosesOneModeAndRefusesWhatItDoesNotRead) {
     if (m.flag[0]) EXPECT_NE(find_inspect_option(m.flag), nullptr) << m.name;
     if (m.api[0]) EXPECT_TRUE(apis.insert(m.api).second) << "served twice: " << m.api;
   }
-  EXPECT_EQ(served_modes_list(), "trace, roles, attribution, logit-lens, composition, patch, patterns");
+  EXPECT_EQ(served_modes_list(), "trace, roles, attribution, logit-lens, composition, patch, next, patterns");
 }
 
 TEST(Request, TheServerReadsNoFileAndOnlyWhatTheModeReads) {

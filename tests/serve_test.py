@@ -87,6 +87,11 @@ def equality(binary, port, checkpoint, probe):
         cases.append(("attribution", {"text": t, "answer": "马", "against": "林"},
                       ["--attribution", "--text", t, "--answer", "马", "--against", "林"]))
         cases.append(("logit-lens", {"text": t, "answer": "马", "top": 3}, ["--logit-lens", "--text", t, "--answer", "马", "--top", "3"]))
+        # /api/next is inspect-heads --next-symbol (one row of the request layer's table).
+        cases.append(("next", {"text": t, "temperature": 0.5, "top_k": 3},
+                      ["--next-symbol", "--text", t, "--temperature", "0.5", "--top-k", "3"]))
+        cases.append(("next", {"text": t, "ablate": "0.1,1.0", "top_p": 0.9, "answer": "马"},
+                      ["--next-symbol", "--text", t, "--ablate", "0.1,1.0", "--top-p", "0.9", "--answer", "马"]))
     for clean, corrupt in [(serve_common.SHOWCASE, serve_common.SHOWCASE.replace("小马的", "小林的")),
                            ("灰鞋子是小马的。灰鞋子是谁的？灰鞋子是小", "灰鞋子是小陈的。灰鞋子是谁的？灰鞋子是小")]:
         cases.append(("patch", {"clean": clean, "corrupt": corrupt}, ["--patch", "--clean", clean, "--corrupt", corrupt]))
@@ -120,6 +125,25 @@ def equality(binary, port, checkpoint, probe):
                 check(abs(e["probability"] - w / sum(z)) < 1e-6, f"/api/next: probability {e} against {w / sum(z)}")
             check(all(e["probability"] == 0 for e in nxt["top"][top_k:]), "/api/next: a symbol outside the top_k has probability")
             per_mode["next"] = per_mode.get("next", 0) + 1
+        # top_p: the shortest prefix whose probability reaches p, renormalised (what `sample` draws from).
+        _, full_body = get(port, "/api/next", text=t)
+        full = json.loads(full_body)["top"]
+        status, body = get(port, "/api/next", text=t, top_p=0.6)
+        check(status == 200, f"/api/next top_p: {status} {body[:200]!r}")
+        nucleus = json.loads(body)
+        kept, mass = 0, 0.0
+        while kept < len(full) and mass < 0.6:
+            mass += full[kept]["probability"]
+            kept += 1
+        check(nucleus["top_p"] == 0.6, f"/api/next top_p: {nucleus.get('top_p')}")
+        if mass >= 0.6:  # the nucleus ends within the 10 listed: each kept one divided by its mass, the rest 0
+            for rank, (e, f) in enumerate(zip(nucleus["top"], full)):
+                want = f["probability"] / mass if rank < kept else 0.0
+                check(abs(e["probability"] - want) < 1e-6, f"/api/next top_p 0.6 rank {rank}: {e['probability']} against {want}")
+        else:  # a flat model: all 10 listed are kept, each scaled by the same 1 / mass > 1
+            ratios = [e["probability"] / f["probability"] for e, f in zip(nucleus["top"], full)]
+            check(ratios[0] > 1 and max(ratios) - min(ratios) < 1e-6 * ratios[0],
+                  f"/api/next top_p 0.6 on a flat model: ratios {ratios}")
     return per_mode
 
 

@@ -38,47 +38,59 @@ void validate_sampling(const SamplingSettings& s) {
     throw ArgumentError("top_p", " must be in (0, 1], found " + shortest(s.top_p));
 }
 
-int32_t choose_symbol(std::span<const float> logits, const SamplingSettings& s, Rng& rng) {
+void sampling_distribution(std::span<const float> logits, const SamplingSettings& s, SamplingDistribution& out) {
   const int64_t V = static_cast<int64_t>(logits.size());
   for (float logit : logits) require_finite(logit, "a next-symbol logit");
-  if (s.temperature == 0.0)  // the first maximum: ties go to the lowest id
-    return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-
   // Candidates by descending logit, ties by id (so the order never depends on the sort):
   // one key per symbol, an order-reversing image of the logit's bits above the id, sorted
   // ascending. Scratch is kept per thread, so a step allocates nothing.
   thread_local std::vector<uint64_t> keys;
-  thread_local std::vector<int32_t> order;
-  thread_local std::vector<double> p;
   keys.resize(static_cast<size_t>(V));
-  order.resize(static_cast<size_t>(V));
+  out.order.resize(static_cast<size_t>(V));
   for (int64_t v = 0; v < V; ++v) keys[v] = (uint64_t{descending_key(logits[v])} << 32) | static_cast<uint64_t>(v);
   std::sort(keys.begin(), keys.end());
-  for (int64_t i = 0; i < V; ++i) order[i] = static_cast<int32_t>(keys[i] & 0xffffffffu);
-  int64_t keep = s.top_k > 0 ? std::min<int64_t>(s.top_k, V) : V;
+  for (int64_t i = 0; i < V; ++i) out.order[i] = static_cast<int32_t>(keys[i] & 0xffffffffu);
+  if (s.temperature == 0.0) {  // all on the arg-max
+    out.probability.assign(1, 1.0);
+    out.kept = 1;
+    out.mass = 1.0;
+    return;
+  }
+  const int64_t keep = s.top_k > 0 ? std::min<int64_t>(s.top_k, V) : V;
 
   // Softmax of logits / temperature in double, max-subtracted.
-  const double top = logits[order[0]];
+  const double top = logits[out.order[0]];
+  std::vector<double>& p = out.probability;
   p.resize(static_cast<size_t>(keep));
   double sum = 0.0;
-  for (int64_t i = 0; i < keep; ++i) sum += p[i] = std::exp((logits[order[i]] - top) / s.temperature);
+  for (int64_t i = 0; i < keep; ++i) sum += p[i] = std::exp((logits[out.order[i]] - top) / s.temperature);
   for (double& x : p) x /= sum;  // p holds exactly keep entries
+  out.kept = keep;
+  out.mass = 1.0;
   if (s.top_p < 1.0) {  // nucleus: the smallest prefix whose mass reaches top_p
     double mass = 0.0;
     int64_t n = 0;
     while (n < keep && mass < s.top_p) mass += p[n++];
-    keep = std::max<int64_t>(n, 1);
-    sum = mass;
-  } else {
-    sum = 1.0;
+    out.kept = std::max<int64_t>(n, 1);
+    out.mass = mass;
   }
-  const double u = rng.uniform() * sum;
+}
+
+int32_t choose_symbol(std::span<const float> logits, const SamplingSettings& s, Rng& rng) {
+  if (s.temperature == 0.0) {  // the first maximum: ties go to the lowest id
+    for (float logit : logits) require_finite(logit, "a next-symbol logit");
+    return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  }
+  thread_local SamplingDistribution d;
+  sampling_distribution(logits, s, d);
+  // A draw u in [0, mass): the nucleus is renormalised by scaling u, not the probabilities.
+  const double u = rng.uniform() * d.mass;
   double acc = 0.0;
-  for (int64_t i = 0; i < keep; ++i) {
-    acc += p[i];
-    if (u < acc) return order[i];
+  for (int64_t i = 0; i < d.kept; ++i) {
+    acc += d.probability[static_cast<size_t>(i)];
+    if (u < acc) return d.order[static_cast<size_t>(i)];
   }
-  return order[keep - 1];  // u landed in the rounding slack at the end
+  return d.order[static_cast<size_t>(d.kept - 1)];  // u landed in the rounding slack at the end
 }
 
 std::string_view generation_mode_name(GenerationMode mode) {

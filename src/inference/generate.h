@@ -24,7 +24,27 @@ struct SamplingSettings {
 // Checks the ranges (InputError naming the option): temperature >= 0, top_k >= 0, 0 < top_p <= 1.
 void validate_sampling(const SamplingSettings& settings);
 
-// Picks the next id from logits [V]. Draws exactly one uniform number from rng unless greedy.
+// The distribution the next symbol is drawn from, written once for `sample` (choose_symbol)
+// and for inspect-heads --next-symbol and the server (interp/next_symbol.h): every id by
+// descending logit (a tie: the lower id), softmax(logits / temperature) in double over the
+// top_k first (all when 0), then top_p's nucleus, the shortest prefix whose probability
+// reaches top_p. Temperature 0 puts all of it on the arg-max.
+struct SamplingDistribution {
+  std::vector<int32_t> order;       // [V], most likely first
+  std::vector<double> probability;  // [top_k kept]: the softmax over them, in order's ranks
+  int64_t kept = 0;                 // the ranks inside the nucleus (all top_k kept without top_p)
+  double mass = 1.0;                // probability's sum over those ranks: exactly 1 without top_p
+  // The probability of the id at RANK, renormalised over the nucleus; 0 outside it.
+  double probability_at(int64_t rank) const {
+    return rank < kept ? probability[static_cast<size_t>(rank)] / mass : 0.0;
+  }
+};
+
+// Fills OUT (its storage reused) from LOGITS [V]; Error when a logit is not finite.
+void sampling_distribution(std::span<const float> logits, const SamplingSettings& settings, SamplingDistribution& out);
+
+// Picks the next id from logits [V]: a draw from sampling_distribution. Draws exactly one
+// uniform number from rng unless greedy.
 int32_t choose_symbol(std::span<const float> logits, const SamplingSettings& settings, Rng& rng);
 
 // How a text longer than block_size is continued.

@@ -10,9 +10,11 @@
 #include "core/error.h"
 #include "interp/composition.h"
 #include "interp/logit_lens.h"
+#include "interp/next_symbol.h"
 #include "report/circuit_format.h"
 #include "report/compare_format.h"
 #include "report/explain_format.h"
+#include "report/next_symbol_format.h"
 #include "report/roles_format.h"
 #include "report/trace_format.h"
 #include "request/modes.h"
@@ -89,6 +91,16 @@ const std::vector<InspectMode>& inspect_modes() {
                         nullptr, compute_patching, write_patching),
       mode<Explanation>({"--explain", "explain", "", "", {"probe", "format"}}, nullptr, compute_explanation,
                         json_or_text(explanation_json, format_explanation)),
+      mode<NextSymbols>(
+          {"--next-symbol", "next_symbol", "", "next",
+           {"text", "position", "temperature", "top_k", "top_p", "ablate", "answer", "against", "format"}},
+          nullptr,
+          [](R r, S s) {
+            if (!r.text) throw RequestError({CommandLineOnly{"--next-symbol needs --text TEXT"}, QueryOnly{"/api/next needs text"}});
+            return next_symbols(*s.model, *s.vocab, argument_text("text", *r.text),
+                                {r.position, r.sampling, r.ablate, r.answer, r.against});
+          },
+          json_or_text(next_symbols_json, format_next_symbols)),
       mode<Patterns>({"the default view", "", "", "patterns",
                       {"text", "layer", "head", "position", "weights", "svg", "format", "probe", "text_file"}},
                      check_patterns, compute_patterns, write_patterns),
