@@ -48,7 +48,7 @@ TEST_F(HeadCliTest, TracePrintsEveryStep) {
   EXPECT_NE(bad.err.find("--trace needs --position"), std::string::npos) << bad.err;
   bad = run({"inspect-heads", "--checkpoint", ckpt(), "--text", "小丁", "--trace", "1", "--position", "1"});
   EXPECT_EQ(bad.status, 2);
-  EXPECT_NE(bad.err.find("LAYER.HEAD"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("is not a head: L3.H1 or 3.1"), std::string::npos) << bad.err;
 }
 
 TEST_F(HeadCliTest, RolesTableJsonAndAblation) {
@@ -94,11 +94,11 @@ TEST_F(HeadCliTest, EvalAblate) {
   auto r = run({"eval", "--checkpoint", ckpt(), "--probe", probe(), "--json", "--ablate", "0.1", "--ablate", "1.0"});
   ASSERT_EQ(r.status, 0) << r.err;
   const json j = json::parse(r.out);
-  EXPECT_EQ(j["ablated"], json::array({"0.1", "1.0"}));
+  EXPECT_EQ(j["ablated"], json::array({"L0.H1", "L1.H0"}));  // the heads' one name
   EXPECT_EQ(j["ablation"], "zero");
   auto bad = run({"eval", "--checkpoint", ckpt(), "--probe", probe(), "--ablate", "2.0"});
   EXPECT_EQ(bad.status, 2);
-  EXPECT_NE(bad.err.find("valid 0.0..1.1"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("valid L0.H0..L1.H1"), std::string::npos) << bad.err;
   bad = run({"eval", "--checkpoint", ckpt(), "--text-file", probe(), "--ablate", "0.0"});
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("give --probe FILE"), std::string::npos) << bad.err;
@@ -187,7 +187,7 @@ TEST_F(HeadCliTest, CompareAcrossHeadCounts) {
   auto r = run({"inspect-heads", "--compare", one, two, "--probe", probe()});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("A has 1 layer x 1 head, B 1 layer x 2 heads"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("nearest A 0.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nearest A L0.H0"), std::string::npos) << r.out;
   auto j = run({"inspect-heads", "--compare", two, one, "--probe", probe(), "--format", "json"});
   ASSERT_EQ(j.status, 0) << j.err;
   const json out = json::parse(j.out);
