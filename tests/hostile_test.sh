@@ -849,9 +849,9 @@ run_case "make_corpus: --probe-items 400000" 2 "--probe-items: must be in [1, 20
 run_case "make_corpus: --probe-items 200001" 2 "--probe-items: must be in [1, 200000]" -- --probe-seed 7 --probe-items 200001 --probe-out big.jsonl
 runner=(/usr/bin/python3 "$source_dir/scripts/screenshot_explorer.py") prog=screenshot_explorer
 echo "<html></html>" > tiny.html
-run_case "screenshot_explorer: --head abc" 2 "--head: expected L.H" -- tiny.html shot.png --head abc
-run_case "screenshot_explorer: --head 1" 2 "--head: expected L.H" -- tiny.html shot.png --head 1
-run_case "screenshot_explorer: --head 1.-1" 2 "--head: expected L.H" -- tiny.html shot.png --head 1.-1
+run_case "screenshot_explorer: --head abc" 2 "--head: expected a head, L3.H1 or 3.1" -- tiny.html shot.png --head abc
+run_case "screenshot_explorer: --head 1" 2 "--head: expected a head, L3.H1 or 3.1" -- tiny.html shot.png --head 1
+run_case "screenshot_explorer: --head 1.-1" 2 "--head: expected a head, L3.H1 or 3.1" -- tiny.html shot.png --head 1.-1
 run_case "screenshot_explorer: --query -1" 2 "--query: must be in [0, " -- tiny.html shot.png --query -1
 run_case "screenshot_explorer: a missing page" 2 "cannot read" -- missing.html shot.png
 ulimit -S -v unlimited
