@@ -175,8 +175,9 @@ def check_page_defects(driver, patch):
     check((patch["warning"] is not None) == (gap < 1), f"--patch's warning {patch['warning']!r} at a gap of {gap}")
     # One name: the patching table, the graph, the strips.
     check(driver.find_element("id", "patch-head-1-1").text.startswith("L1.H1"), "the patching table names heads otherwise")
-    labels = driver.find_element("id", "strip-labels").text
-    check("L0.H0" in labels or "L3.H0" in labels or "L2.H0" in labels, f"the strips' labels: {labels!r}")
+    layer = driver.find_element("id", "layer-select").get_attribute("value")
+    labels = driver.find_element("id", "strip-labels").text.split()
+    check(labels == [f"L{layer}.H0", f"L{layer}.H1"], f"the strips of layer {layer} are labelled {labels}")
     nodes = [n.text for n in driver.find_elements("css selector", "#circuit-graph g.node text")]
     check("L2.H1" in nodes, f"the graph names its nodes {nodes}")
     print("issue 56 on the default page: labelled heatmap, thumbnail hover, top three whole, patching legend, L.H names")
@@ -223,7 +224,8 @@ def check_languages(driver, page):
     legend = driver.find_element("id", "patching-legend").text
     check("恢复比例为负" in legend, f"the legend is not in Chinese: {legend!r}")
     driver.find_element("id", "glossary-link").click()
-    glossary = driver.execute_script("document.getElementById('glossary').open = true; return document.getElementById('glossary-table').innerText")
+    check(driver.execute_script("return document.getElementById('glossary').open"), "the header's glossary link does not open it")
+    glossary = driver.find_element("id", "glossary-table").text
     check("读取比例" in glossary and "projected_weights" in glossary and "第3层·头1" in glossary, "the glossary")
     expect_clean_console(driver, "Chinese page")
     open_page(driver, page, "Chinese page, reloaded")

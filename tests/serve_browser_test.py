@@ -247,12 +247,14 @@ def main():
         check(readout[0] == "visible" and readout[1] <= readout[2] + 1, f"the top three sit in a scroll box: {readout}")
         # A newline as the answer: shown as \n, never blank.
         before = updates(driver)
-        driver.execute_script("const a = document.getElementById('answer'); a.value = '\\n'; a.dispatchEvent(new Event('change'))")
+        driver.execute_script("document.getElementById('answer').value = '\\n'; const b = document.getElementById('against'); "
+                              "b.value = '小'; b.dispatchEvent(new Event('change'))")
         wait_update(driver, before, "the newline as the answer")
         difference = driver.find_element("id", "next-difference").text
-        check(difference.startswith("logit(\\n) − logit("), f"the newline shows as {difference!r}")
+        check(difference.startswith("logit(\\n) − logit(小) = "), f"the newline shows as {difference!r}")
         before = updates(driver)
-        Select(driver.find_element("id", "answer")).select_by_value("")
+        driver.execute_script("document.getElementById('answer').value = ''; const b = document.getElementById('against'); "
+                              "b.value = ''; b.dispatchEvent(new Event('change'))")
         wait_update(driver, before, "the model's choice again")
         print(f"card click opens L2.H1, no ablation; {card.splitlines()[1]!r}; newline: {difference!r}")
 

@@ -606,7 +606,7 @@
 
   // ---- the glossary and the language ---------------------------------------------------------
   function drawGlossary() {
-    $('glossary-box').replaceChildren(mgWords.glossaryTable(el));
+    mgWords.drawGlossary($('glossary-section'), el);
   }
   // Everything with words in it, drawn again in the language just chosen; the state (the
   // query, the layer, the open head) stays.

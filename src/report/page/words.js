@@ -537,12 +537,19 @@ const mgWords = (function () {
     document.documentElement.lang = lang === 'zh' ? 'zh-CN' : 'en';
   }
 
-  // The glossary's table, in the current language.
-  function glossaryTable(el) {
+  // The glossary, in the current language, into SECTION (both pages' #glossary-section): a
+  // <details> opened by the header's link, its table the lesson's word, the program's, how.
+  function drawGlossary(section, el) {
     const table = el('table', { id: 'glossary-table' });
     for (const [lesson, program, how] of GLOSSARY[lang])
       table.append(el('tr', {}, el('th', { text: lesson }), el('td', {}, el('code', { text: program })), el('td', { text: how })));
-    return table;
+    const open = section.querySelector('details') ? section.querySelector('details').open : false;
+    const details = el('details', { id: 'glossary' }, el('summary', {}, el('h2', { id: 'glossary-title', text: t('glossaryTitle') })),
+      el('p', { class: 'hint', text: t('glossaryIntro') }), table);
+    details.open = open;
+    section.replaceChildren(details);
+    const link = document.getElementById('glossary-link');  // the header's link opens it
+    if (link) link.onclick = () => { details.open = true; };
   }
 
   // The switch in the header: a <select> whose change is remembered and handed to ONCHANGE.
@@ -564,5 +571,5 @@ const mgWords = (function () {
     });
   }
 
-  return { t, kind, role, headName, applyStatic, glossaryTable, bindSwitch, lang: () => lang, tables, QUESTION };
+  return { t, kind, role, headName, applyStatic, drawGlossary, bindSwitch, lang: () => lang, tables, QUESTION };
 }());

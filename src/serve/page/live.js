@@ -506,7 +506,7 @@
   function redrawWords() {
     mgWords.applyStatic();
     document.title = words('liveTitle');
-    $('glossary-box').replaceChildren(mgWords.glossaryTable(el));
+    mgWords.drawGlossary($('glossary-section'), el);
     drawModelLine();
     if (info) {
       fillPickers();
@@ -564,7 +564,7 @@
     mgWords.applyStatic();
     document.title = words('liveTitle');
     mgWords.bindSwitch($('lang-switch'), redrawWords);
-    $('glossary-box').replaceChildren(mgWords.glossaryTable(el));
+    mgWords.drawGlossary($('glossary-section'), el);
     bindControls();
     drawPatch(null);
     try {
