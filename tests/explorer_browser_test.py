@@ -34,6 +34,7 @@ Usage: explorer_browser_test.py MINI_GPT_BINARY SOURCE_DIR
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -334,9 +335,12 @@ def main():
         print("the chain of every kind named and ringed as --explain finds it")
 
         # Roles: the grid's names are the JSON's; with a probe, every head has an ablation cost.
+        questions = {"who": "谁的", "colour": "什么颜色…", "what": "有什么…", "holder": "谁拿着", "which_colour": "什么颜色"}
         for l in range(4):
             for h in range(2):
                 role = next(x for x in inspection["layers"][l]["heads"] if x["head"] == h)["roles"]["role"]
+                # Each kind in a role with its question: carrier(colour,what) -> carrier(colour 什么颜色…,what 有什么…).
+                role = re.sub(r"\(([^)]*)\)", lambda m: "(" + ",".join(f"{k} {questions[k]}" for k in m.group(1).split(",")) + ")", role)
                 cell = driver.find_element("id", f"cell-{l}-{h}").text
                 check(f"L{l}.H{h} {role}" in cell, f"grid cell L{l}.H{h} shows {cell!r}, the JSON's role is {role}")
                 check("probe drop if zeroed " in cell and "loss if zeroed" not in cell,

@@ -357,6 +357,8 @@ def main():
         entries = [e for e in driver.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")]
         check(not entries, f"errors in the browser console: {entries}")
         check_languages(driver, served.url)
+        driver.get("about:blank")  # the page stops polling this server before it stops
+        driver.get_log("browser")  # (read, and so emptied)
         served.stop(signal.SIGTERM)
         served = None
         served = check_waiting_for_the_run(driver, binary, run, work)

@@ -262,11 +262,13 @@ const mgDraw = (function () {
       rolesBox.append(el('p', { text: t('noHeadRoles') }));
     } else {
       const select = el('select', { id: 'run-role-select' });
-      for (const name of roles.keys()) select.append(el('option', { value: name, text: name }));
+      // A per-kind score (answer_finding_by_kind.who) with its kind's question.
+      const scoreName = (name) => name.replace(/\.([a-z_]+)$/, (m, k) => '.' + mgWords.kind(k));
+      for (const name of roles.keys()) select.append(el('option', { value: name, text: scoreName(name) }));
       const holder = el('div');
       const draw = () => {
         const heads = roles.get(select.value);
-        holder.replaceChildren(chart(t('headRoleScore', select.value), [...heads.entries()].map(([key, points], k) => ({
+        holder.replaceChildren(chart(t('headRoleScore', scoreName(select.value)), [...heads.entries()].map(([key, points], k) => ({
           name: key, colour: PALETTE[k % PALETTE.length], dash: k >= PALETTE.length ? '4 2' : '', points })), t('score')));
       };
       select.addEventListener('change', draw);

@@ -512,17 +512,21 @@ const mgWords = (function () {
     if (!q) return k;
     return lang === 'zh' ? `${q} (${k})` : `${k} (${q})`;
   }
-  // A role as interp/roles.cpp names it ("writer(what)+previous-token"): in English as the
-  // CLI prints it; in Chinese each name translated, its kinds given their questions.
+  // A role as interp/roles.cpp names it ("writer(what)+previous-token"): in English the
+  // CLI's names, in Chinese each name translated; in both, each kind with its question
+  // ("carrier(colour 什么颜色…,what 有什么…)", "带线索(什么颜色…,有什么…)").
   function role(name) {
-    if (!name || lang !== 'zh') return name || '';
+    if (!name) return '';
     return name.split('+').map((part) => {
       const m = /^([a-z-]+?)(?:-(\d+))?(?:\(([^)]*)\))?$/.exec(part);
       if (!m) return part;
       const [, base, offset, kinds] = m;
-      let zhName = base === 'offset' && offset ? `读前${offset}字` : ROLE_ZH[offset ? `${base}-${offset}` : base] || part;
-      if (kinds) zhName += '(' + kinds.split(',').map((k) => QUESTION[k] || k).join(',') + ')';
-      return zhName;
+      let shown = part.replace(/\(.*$/, '');
+      if (lang === 'zh') shown = base === 'offset' && offset ? `读前${offset}字` : ROLE_ZH[offset ? `${base}-${offset}` : base] || shown;
+      if (kinds) {
+        shown += '(' + kinds.split(',').map((k) => (QUESTION[k] ? (lang === 'zh' ? QUESTION[k] : `${k} ${QUESTION[k]}`) : k)).join(',') + ')';
+      }
+      return shown;
     }).join('+');
   }
   const headName = (l, h) => `L${l}.H${h}`;
