@@ -62,10 +62,10 @@ def live_page(driver, args):
     WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
     if args.head:
         layer, head = args.head
-        after(lambda: click(driver, f"heat-{layer}-{head}", f"--head {layer}.{head}: the page shows no such head"))
+        after(lambda: click(driver, f"heat-{layer}-{head}", f"--head L{layer}.H{head}: the page shows no such head"))
     if args.ablate:
         layer, head = args.ablate
-        after(lambda: click(driver, f"ablate-{layer}-{head}", f"--ablate {layer}.{head}: the page shows no such head"))
+        after(lambda: click(driver, f"ablate-{layer}-{head}", f"--ablate L{layer}.H{head}: the page shows no such head"))
     if args.patch:
         position, symbol = args.patch
         try:
@@ -122,7 +122,7 @@ def main():
             WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.gridDrawn === '1'"))
             if args.head:
                 layer, head = args.head
-                click(driver, f"cell-{layer}-{head}", f"--head {layer}.{head}: the page shows no such head")
+                click(driver, f"cell-{layer}-{head}", f"--head L{layer}.H{head}: the page shows no such head")
         if args.query is not None:
             click(driver, f"sym-{args.query}", f"--query {args.query}: the page's text has no such position")
         driver.execute_script("window.scrollTo(0, 0); document.activeElement && document.activeElement.blur()")

@@ -857,7 +857,7 @@ run_case "screenshot_explorer: a missing page" 2 "cannot read" -- missing.html s
 ulimit -S -v unlimited
 if [[ -x /usr/bin/chromium && -x /usr/bin/chromedriver ]] && /usr/bin/python3 -c 'import selenium' 2> /dev/null; then
   "$binary" "${inspect[@]}" --html shot_page.html > /dev/null 2>&1
-  run_case "screenshot_explorer: --head 9.9 on a page of 1 x 2 heads" 2 "--head 9.9: the page shows no such head" -- \
+  run_case "screenshot_explorer: --head 9.9 on a page of 1 x 2 heads" 2 "--head L9.H9: the page shows no such head" -- \
     shot_page.html shot.png --head 9.9
   run_case "screenshot_explorer: --query 999" 2 "--query 999: the page's text has no such position" -- \
     shot_page.html shot.png --query 999
