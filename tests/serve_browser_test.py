@@ -156,20 +156,36 @@ def check_languages(driver, url):
 def check_waiting_for_the_run(driver, binary, run, work):
     """`serve --run DIR` before DIR's first checkpoint: it starts, says it waits, the page
     shows the run's curves; a checkpoint copied in is loaded and the page becomes ready."""
-    from selenium.webdriver.support.ui import WebDriverWait
     fresh = os.path.join(work, "fresh_run")
     os.mkdir(fresh)
     shutil.copy(os.path.join(run, "metrics.jsonl"), os.path.join(fresh, "metrics.jsonl"))
     shutil.copy(os.path.join(run, "config.json"), os.path.join(fresh, "config.json"))
     served = serve_common.Served(binary, "--checkpoint", os.path.join(fresh, "latest.safetensors"), "--run", fresh)
+    try:
+        waited_for(driver, served, run, fresh)
+    except BaseException:  # a failed check stops this server too, never left running
+        served.stop(signal.SIGKILL)
+        raise
+    print("serve --run before the first checkpoint: curves shown, /api/info 503, the model loaded when written")
+    return served
+
+
+def waited_for(driver, served, run, fresh):
+    """The checks of check_waiting_for_the_run on SERVED, which follows FRESH."""
+    from selenium.webdriver.support.ui import WebDriverWait
     driver.get(served.url + "/")
     WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.body.dataset.waiting === '1'"))
     WebDriverWait(driver, 30).until(lambda d: d.find_element("id", "run").get_attribute("data-evals") not in (None, ""))
     check(len(driver.find_elements("css selector", "#run svg")) >= 2, "no curves while waiting")
     check("first checkpoint" in driver.find_element("id", "reload-note").text, "the page does not say it waits")
     check(not driver.find_element("id", "grid-section").is_displayed(), "the heads are shown without a model")
-    info = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", served.url + "/api/info"], capture_output=True, text=True)
-    check(info.stdout == "503", f"/api/info answers {info.stdout} before the first checkpoint")
+    import urllib.error
+    import urllib.request
+    try:
+        status = urllib.request.urlopen(served.url + "/api/info", timeout=10).status
+    except urllib.error.HTTPError as e:
+        status = e.code
+    check(status == 503, f"/api/info answers {status} before the first checkpoint")
     partial = os.path.join(fresh, "latest.safetensors.tmp")
     shutil.copy(os.path.join(run, "latest.safetensors"), partial)
     os.replace(partial, os.path.join(fresh, "latest.safetensors"))  # as train writes it: whole, by rename
@@ -179,8 +195,6 @@ def check_waiting_for_the_run(driver, binary, run, work):
     entries = [e for e in driver.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")
                and "503" not in e.get("message", "")]
     check(not entries, f"errors in the browser console: {entries}")
-    print("serve --run before the first checkpoint: curves shown, /api/info 503, the model loaded when written")
-    return served
 
 
 def main():
