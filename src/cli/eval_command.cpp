@@ -14,6 +14,7 @@
 #include "interp/ablation.h"
 #include "io/floor_record.h"
 #include "report/eval_format.h"
+#include "report/text.h"
 
 namespace mg::cli {
 
@@ -84,7 +85,8 @@ Run add_eval_command(CLI::App& app) {
       const std::vector<HeadAblation> ablations = parse_ablations(
           options->ablate, loaded.model.config(), options->mean_ablation ? &means : nullptr);
       report.probe = score_probe(loaded.model, loaded.vocab, probes, EvalShare{}, ablations);
-      report.ablated = options->ablate;
+      // Each head by its one name (L3.H1), however it was given (3.1 or L3.H1).
+      for (const HeadAblation& a : ablations) report.ablated.push_back(head_name(a.layer, a.head));
       report.mean_ablation = options->mean_ablation;
       if (!options->json) {
         EvalReport probe_part = report;

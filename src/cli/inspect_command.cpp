@@ -60,6 +60,7 @@ Run add_inspect_heads_command(CLI::App& app) {
     for (const auto& [path, bytes] : out.files) write_text_atomically(path, bytes);
     std::fwrite(out.text.data(), 1, out.text.size(), stdout);
     std::fflush(stdout);
+    for (const std::string& warning : out.warnings) std::fprintf(stderr, "mini-gpt: warning: %s\n", warning.c_str());
     return kExitOk;
   };
 }

@@ -81,6 +81,9 @@ ModeOutput write_patching(const InspectRequest& r, const AnyPatching& p) {
   ModeOutput out;
   if (r.svg) out.files.emplace_back(*r.svg, patching_svg(one));  // the picture first, as --svg elsewhere
   out.text = json ? patching_json(one).dump() + "\n" : format_patching(one, r.top);
+  // The text says it in its "warning:" line; JSON, read by a program, says it in "warning"
+  // and on stderr, where a person running it sees it.
+  if (json && patching_gap_too_small(one)) out.warnings.push_back(patching_gap_warning(one));
   if (r.svg && !json) out.text += "heatmap written to " + *r.svg + "\n";
   return out;
 }

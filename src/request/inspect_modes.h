@@ -52,6 +52,9 @@ struct Subject {
 struct ModeOutput {
   std::vector<std::pair<std::string, std::string>> files;  // (path, bytes)
   std::string text;
+  // Said to the person running it besides the text (the command line's stderr,
+  // "mini-gpt: warning: ..."); the server's JSON carries its own "warning".
+  std::vector<std::string> warnings;
 };
 
 struct InspectMode {

@@ -99,8 +99,8 @@ const std::vector<InspectOption>& inspect_options() {
        "L.H: the worked trace of head H of layer L at --position P, every step of the formula with its numbers"},
       {"roles", Kind::flag,
        "Each head's role scores (previous-token, offset, current-token, first position, induction, answer-finding, "
-       "copy-forward; the last two also per question kind), its role and its probe-accuracy drop when ablated, overall "
-       "and per kind"},
+       "copy-forward; the last two also per question kind), its role (writer, carrier, ...) and its probe-accuracy drop "
+       "when ablated, overall and per kind"},
       {"probe", Kind::file,
        "Probe set for --roles (default: the config's data.probe_path), --attribution and --patch (per question kind)", 0,
        0, {}, false},
