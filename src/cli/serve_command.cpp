@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <list>
 #include <optional>
 #include <string>
 #include <thread>
@@ -16,6 +17,7 @@
 #include "data/probe.h"
 #include "data/utf8.h"
 #include "inference/model_store.h"
+#include "io/evaluation_models.h"
 #include "io/floor_record.h"
 #include "serve/run_watch.h"
 #include "serve/server.h"
@@ -28,7 +30,8 @@ constexpr const char* kShowcaseQuestion = "红铅笔是小陈的。灰鞋子是�
 
 struct ServeCommandOptions {
   std::string checkpoint, host = "127.0.0.1", text = kShowcaseQuestion;
-  std::optional<std::string> probe, run;
+  std::optional<std::string> probe;
+  std::vector<std::string> runs;
   int port = 8000, threads = 2, queue = 32;
 };
 
@@ -42,6 +45,42 @@ std::optional<double> validation_floor(const Config& config) {
   } catch (const Error&) {
     return std::nullopt;
   }
+}
+
+// What serve shows of one run: its model (replaced as the run writes latest.safetensors), the
+// probe set it is scored on and the watch that follows it.
+struct WatchedRun {
+  serve::ProbeSet probes;
+  std::optional<serve::ServedModel> served;
+  std::optional<serve::RunWatch> watch;
+};
+
+// The probe set as inspect-heads finds it: --probe, else the model's data.probe_path while
+// it is there.
+serve::ProbeSet probe_set_for(const ServeCommandOptions& o, const Config& config) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  serve::ProbeSet probes;
+  const std::string probe_path = o.probe ? *o.probe : config.data.probe_path;
+  if (o.probe || (!probe_path.empty() && fs::exists(probe_path, ec))) {
+    probes.items = load_probe_set(probe_path);
+    probes.name = probe_path;
+  }
+  return probes;
+}
+
+// The model a run is served with at start: --checkpoint for the first, else the run's
+// latest.safetensors, else the last model it kept at an evaluation.
+std::filesystem::path starting_checkpoint(const ServeCommandOptions& o, size_t index) {
+  namespace fs = std::filesystem;
+  if (index == 0 && !o.checkpoint.empty()) return o.checkpoint;
+  const fs::path dir = o.runs.at(index), latest = dir / "latest.safetensors";
+  std::error_code ec;
+  if (fs::exists(latest, ec)) return latest;
+  const std::vector<EvaluationModel> kept = list_evaluation_models(dir);
+  if (!kept.empty()) return kept.back().path;
+  throw InputError("--run " + dir.string() + " holds no latest.safetensors and no evals/ model yet: give --checkpoint " +
+                   "for it, or start serve once the run has written its first checkpoint");
 }
 
 int serve(const ServeCommandOptions& o) {
@@ -60,33 +99,46 @@ int serve(const ServeCommandOptions& o) {
   // the vocabulary is the page's to mark): "--text: invalid UTF-8 at byte offset N".
   decode_utf8(o.text, "--text");
   std::error_code ec;
-  if (o.run && !fs::is_directory(*o.run, ec)) throw InputError("--run " + *o.run + " is not a run directory (not a folder)");
+  for (const std::string& run : o.runs)
+    if (!fs::is_directory(run, ec)) throw InputError("--run " + run + " is not a run directory (not a folder)");
+  if (o.checkpoint.empty() && o.runs.empty())
+    throw InputError("serve needs --checkpoint CKPT, or --run DIR (its latest.safetensors)");
 
-  LoadedModel loaded = load_model(o.checkpoint);
-  serve::ProbeSet probes;
-  // As inspect-heads: --probe, else the checkpoint's data.probe_path while it is there.
-  const std::string probe_path = o.probe ? *o.probe : loaded.config.data.probe_path;
-  if (o.probe || (!probe_path.empty() && fs::exists(probe_path, ec))) {
-    probes.items = load_probe_set(probe_path);
-    probes.name = probe_path;
+  // The first model is --checkpoint's, or the first run's; every further run serves its own.
+  const std::string first_source = o.checkpoint.empty() ? starting_checkpoint(o, 0).string() : o.checkpoint;
+  LoadedModel loaded = load_model(first_source);
+  serve::ProbeSet probes = probe_set_for(o, loaded.config);
+  const std::optional<double> floor = o.runs.empty() ? std::nullopt : validation_floor(loaded.config);
+  serve::ServedModel served(serve::make_snapshot(std::move(loaded), probes, first_source, 1));
+
+  std::list<WatchedRun> watched;  // (a list: each RunWatch holds references into its element)
+  std::vector<serve::RunWatch*> runs;
+  for (size_t i = 0; i < o.runs.size(); ++i) {
+    WatchedRun& run = watched.emplace_back();
+    if (i == 0) {
+      run.watch.emplace(o.runs[i], served, probes, floor);
+    } else {
+      const fs::path source = starting_checkpoint(o, i);
+      LoadedModel model = load_model(source);
+      run.probes = probe_set_for(o, model.config);
+      const std::optional<double> run_floor = validation_floor(model.config);
+      run.served.emplace(serve::make_snapshot(std::move(model), run.probes, source.string(), 1));
+      run.watch.emplace(o.runs[i], *run.served, run.probes, run_floor);
+    }
+    runs.push_back(&*run.watch);
   }
-  const std::optional<double> floor = o.run ? validation_floor(loaded.config) : std::nullopt;
-  serve::ServedModel served(serve::make_snapshot(std::move(loaded), probes, o.checkpoint, 1));
-
-  std::optional<serve::RunWatch> watch;
-  if (o.run) watch.emplace(*o.run, served, probes, floor);
   serve::ServerOptions options;
   options.host = o.host;
   options.port = o.port;
   options.workers = o.threads;
   options.queue = o.queue;
   options.default_text = o.text;
-  serve::Server server(options, served, probes, watch ? &*watch : nullptr);
+  serve::Server server(options, served, probes, runs);
   const int port = server.bind();  // InputError (exit 2) when the port is taken
   if (!loopback(o.host))
     std::cerr << "mini-gpt: warning: serving on " << o.host << ":" << port
               << ", not this machine's loopback: anyone who can reach this port can use the server" << std::endl;
-  if (watch) watch->start(0.5);
+  for (serve::RunWatch* run : runs) run->start(0.5);
 
   int stopped_by = 0;
   std::thread signals([&] {
@@ -99,7 +151,7 @@ int serve(const ServeCommandOptions& o) {
               probes.items.empty() ? "no probe set" : ("probe " + probes.name).c_str());
   std::fflush(stdout);
   server.serve();
-  if (watch) watch->stop();
+  for (serve::RunWatch* run : runs) run->stop();
   if (stopped_by == 0) {  // the server ended by itself: wake the watcher so that it ends too
     pthread_kill(signals.native_handle(), SIGTERM);
     signals.join();
@@ -117,13 +169,16 @@ Run add_serve_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "serve", "Serve the head explorer live on a local web server: any text, ablation and patching by click, a run "
                "followed while it trains");
-  cmd->add_option("--checkpoint", o->checkpoint, "Checkpoint (.safetensors) to serve")->required();
+  cmd->add_option("--checkpoint", o->checkpoint,
+                  "Checkpoint (.safetensors) to serve (with --run: the first run's model at start; default its "
+                  "latest.safetensors)");
   cmd->add_option("--probe", o->probe,
                   "Probe set the roles and per-kind tables are scored on, once (default: the checkpoint's "
                   "data.probe_path)");
-  cmd->add_option("--run", o->run,
-                  "A run directory to follow: its metrics.jsonl as it grows, and latest.safetensors reloaded when "
-                  "replaced");
+  cmd->add_option("--run", o->runs,
+                  "A run directory to follow: its metrics.jsonl as it grows, latest.safetensors reloaded when "
+                  "replaced, a step slider over the models it keeps at its evaluations (evals/) with its formation "
+                  "events; repeat it to follow several runs side by side");
   cmd->add_option("--host", o->host, "Address to bind (default 127.0.0.1: this machine only)");
   cmd->add_option("--port", o->port, "Port (default 8000; 0: any free port, printed)")->check(integer_in(0, 65535));
   cmd->add_option("--threads", o->threads, "Requests computed at once, each on one core (default 2)")

@@ -30,13 +30,14 @@ const std::map<std::string, std::vector<std::string>>& mode_options() {
       {"patch", {"clean", "corrupt", "answer", "against", "top"}},
       {"composition", {"top"}},
       {"roles", {}},
+      {"explain", {}},
       {"next", {"text", "position", "temperature", "top_k", "ablate", "answer", "against"}},
   };
   return modes;
 }
 
 // Options of inspect-heads that name a file: the server reads none a request names.
-const std::vector<std::string> kFileOptions = {"checkpoint", "config", "html", "svg", "run", "probe", "text_file",
+const std::vector<std::string> kFileOptions = {"checkpoint", "config", "html", "svg", "probe", "text_file",
                                                "text-file", "compare"};
 
 struct BadRequest {
@@ -141,6 +142,7 @@ std::string mode_json(const std::string& mode, const std::map<std::string, std::
   const InspectModel m{s.model, s.vocab};
   if (mode == "next") return next_json(p, s);
   if (mode == "composition") return s.composition_json;
+  if (mode == "explain") return s.explain_json();  // inspect-heads --explain's, computed once per model
   if (mode == "roles") {
     if (s.roles_json.empty())
       throw BadRequest{"no probe set: roles are scored on one (start serve with --probe FILE, or a checkpoint whose "
@@ -193,7 +195,7 @@ std::string error_json(const std::string& message) {
 ApiAnswer answer_api(const std::string& mode, const QueryParams& params, const ModelSnapshot& model) {
   if (!mode_options().count(mode))
     return {404, error_json("no such endpoint: /api/" + error_text(mode) + " (the modes: patterns, trace, attribution, "
-                            "logit-lens, patch, composition, roles, next)")};
+                            "logit-lens, patch, composition, roles, explain, next)")};
   try {
     return {200, mode_json(mode, mode_params(mode, params), model)};
   } catch (const BadRequest& e) {
