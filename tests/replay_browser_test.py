@@ -20,6 +20,7 @@ Usage: replay_browser_test.py MINI_GPT_BINARY SOURCE_DIR
 """
 import json
 import os
+import contextlib
 import shutil
 import signal
 import subprocess
@@ -29,7 +30,8 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 import serve_common  # noqa: E402
 import test_checks  # noqa: E402
-from test_checks import check, fail, require_browser, start_browser  # noqa: E402
+from test_checks import attribution_gap, check, check_console, fail, require_browser, start_browser  # noqa: E402
+from test_checks import inspect_json as cli_json, weights_shown  # noqa: E402
 
 TEXT = "灰鞋子是谁的？灰鞋子是小"  # within tiny.json's block_size of 16
 STEP = 20
@@ -46,13 +48,6 @@ def train(binary, source, out, *sets):
     return r.stdout
 
 
-def cli_json(binary, *args):
-    r = subprocess.run([binary, "inspect-heads", *args, "--format", "json"], capture_output=True, text=True)
-    if r.returncode != 0:
-        fail(f"inspect-heads {' '.join(args)}: exit {r.returncode}: {r.stderr.strip()}")
-    return json.loads(r.stdout)
-
-
 def model_step(driver):
     return driver.execute_script("return document.body.dataset.modelStep || ''")
 
@@ -66,11 +61,6 @@ def wait(driver, what, condition, timeout=60):
              f"console {driver.get_log('browser')}")
 
 
-def weights_shown(driver, layer, head):
-    row = driver.find_element("id", f"readout-{layer}-{head}")
-    return int(row.get_attribute("data-query")), [float(x) for x in row.get_attribute("data-weights").split()]
-
-
 def move_slider(driver, index):
     slider = driver.find_element("id", "step-slider")
     driver.execute_script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'))",
@@ -81,8 +71,9 @@ def main():
     binary, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     require_browser()
     work = tempfile.mkdtemp(prefix="mini-gpt-replay-browser-")
-    served = driver = None
-    try:
+    # Whatever ends the test, the browser, the server and the folder go (in that order).
+    with contextlib.ExitStack() as cleanup:
+        cleanup.callback(shutil.rmtree, work, ignore_errors=True)
         run_a, run_b = os.path.join(work, "a"), os.path.join(work, "b")
         printed = train(binary, source, run_a, "train.freeze_block0_qk_to_step=30")
         check("formation events of" in printed and "train.freeze_block0_qk_to_step" in printed,
@@ -102,7 +93,9 @@ def main():
             f.writelines(json.dumps(line) + "\n" for line in lines)
         probe = os.path.join(source, "data", "probe.jsonl")
         served = serve_common.Served(binary, "--run", run_a, "--run", run_b, "--probe", probe, "--text", TEXT)
+        cleanup.callback(served.stop, signal.SIGTERM)
         driver = start_browser("1800,1000")
+        cleanup.callback(driver.quit)
 
         # 1. Both runs side by side.
         driver.get(served.url + "/")
@@ -137,11 +130,7 @@ def main():
             moved = max(moved, max(abs(a - b) for a, b in zip(shown, latest[head])))
         check(moved > 1e-4, f"the weights at step {STEP} are the latest's ({moved})")
         attribution = cli_json(binary, "--checkpoint", model, "--attribution", "--text", TEXT, "--position", str(P))
-        worst = 0.0
-        for i, part in enumerate(attribution["parts"]):
-            cell = driver.find_element("id", f"attr-part-{i}")
-            check(cell.get_attribute("data-name") == part["name"], f"attribution part {i} is {part['name']}")
-            worst = max(worst, abs(float(cell.get_attribute("data-value")) - part["difference"]))
+        worst = attribution_gap(driver, attribution)
         check(worst <= 1e-6, f"the attribution at step {STEP} differs from inspect-heads --attribution by {worst}")
         explained = cli_json(binary, "--checkpoint", model, "--explain", "--probe", probe)
         wait(driver, f"the chain at step {STEP}",
@@ -188,14 +177,7 @@ def main():
         wait(driver, "the latest model again", lambda d: model_step(d) == "latest")
         check(weights_shown(driver, 0, 0)[1] == latest[0], "latest shows the served model's weights again")
 
-        entries = [e for e in driver.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")]
-        check(not entries, f"errors in the browser console: {entries}")
-    finally:
-        if driver:
-            driver.quit()
-        if served:
-            served.stop(signal.SIGTERM)
-        shutil.rmtree(work, ignore_errors=True)
+        check_console(driver)
     print(f"replay_browser_test: {test_checks.passed} checks passed")
 
 
