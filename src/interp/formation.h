@@ -50,6 +50,7 @@ struct RunSchedule {
   int64_t qk_hold_to_step = 0;        // train.freeze_block0_qk_to_step
   int64_t random_rows_from_step = 0;  // data.random_rows_from_step, when some rows are random
   int64_t early_stories_to_step = 0;  // data.early_stories_to_step, when early stories are chosen
+  bool operator==(const RunSchedule&) const = default;
 };
 RunSchedule run_schedule(const Config& config);
 

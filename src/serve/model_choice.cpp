@@ -2,6 +2,7 @@
 #include "serve/model_choice.h"
 
 #include <charconv>
+#include <optional>
 
 #include "core/error.h"
 #include "report/text.h"

@@ -89,6 +89,17 @@ void RunWatch::poll() {
     std::lock_guard lock(mutex_);
     schedule_ = schedule;
   }
+  // The events, found again only when an evaluation came (a long run's are not found anew
+  // at every request of the page).
+  std::lock_guard lock(mutex_);
+  const int64_t evaluations = curves_.evaluations();
+  if (evaluations != events_for_ || schedule_ != events_schedule_) {
+    events_ = formation_events_json(find_formation_events(curves_.evaluation_records(),
+                                                          schedule_ ? *schedule_ : RunSchedule{}),
+                                    dir_.string())["events"];
+    events_for_ = evaluations;
+    events_schedule_ = schedule_;
+  }
 }
 
 std::shared_ptr<const ModelSnapshot> RunWatch::snapshot_at(int64_t step) {
@@ -215,9 +226,7 @@ std::string RunWatch::status_json() const {
   } catch (const Error&) {  // a folder that cannot be listed: no slider yet
   }
   out["eval_models"] = std::move(kept);
-  out["events"] = formation_events_json(find_formation_events(curves_.evaluation_records(),
-                                                              schedule_ ? *schedule_ : RunSchedule{}),
-                                        dir_.string())["events"];
+  out["events"] = events_.is_null() ? nlohmann::ordered_json::array() : events_;
   return out.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 

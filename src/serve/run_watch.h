@@ -24,6 +24,8 @@
 #include <string>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "report/run_curves.h"
 #include "serve/served_model.h"
 
@@ -81,6 +83,9 @@ class RunWatch {
   std::string reload_error_;   // why the last replaced checkpoint was not loaded; "" after a good one
   std::string note_;           // why metrics.jsonl is not followed, if it is not
   std::optional<RunSchedule> schedule_;  // from DIR/config.json, once it is there
+  nlohmann::ordered_json events_;        // the formation events (without chains), as last found
+  int64_t events_for_ = -1;              // the evaluations they were found on
+  std::optional<RunSchedule> events_schedule_;
 
   std::mutex replay_mutex_;  // guards the two below; held while a kept model loads
   std::map<int64_t, std::shared_ptr<const ModelSnapshot>> replay_;
