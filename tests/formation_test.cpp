@@ -161,5 +161,14 @@ TEST(FormationTest, ARunWithoutEvaluationsHasOnlyItsScheduleAndNoHeads) {
   EXPECT_TRUE(formation_events_json(events, "r")["events"][0]["before_step"].is_null());
 }
 
+TEST(FormationTest, AScheduleStepTheRunDoesNotReachIsNoEvent) {
+  Config config;
+  config.train.freeze_block0_qk_to_step = 4000;
+  config.train.max_steps = 750;  // a short run of the default schedule
+  EXPECT_EQ(run_schedule(config).qk_hold_to_step, 0);
+  config.train.max_steps = 19531;
+  EXPECT_EQ(run_schedule(config).qk_hold_to_step, 4000);
+}
+
 }  // namespace
 }  // namespace mg

@@ -91,6 +91,9 @@ RunSchedule run_schedule(const Config& config) {
   const bool story_rows = config.data.row_start == "story";
   if (story_rows && config.data.random_row_fraction > 0.0) s.random_rows_from_step = config.data.random_rows_from_step;
   if (story_rows && !config.data.early_story_starts.empty()) s.early_stories_to_step = config.data.early_stories_to_step;
+  // A step the run never reaches (a short run of a long schedule) is no event of it.
+  for (int64_t* step : {&s.qk_hold_to_step, &s.random_rows_from_step, &s.early_stories_to_step})
+    if (*step >= config.train.max_steps) *step = 0;
   return s;
 }
 
@@ -195,10 +198,10 @@ std::vector<FormationEvent> find_formation_events(const std::vector<RunEvaluatio
 void explain_events(std::vector<FormationEvent>& events,
                     const std::function<const Explanation*(int64_t step)>& explain_at) {
   for (FormationEvent& e : events) {
+    if (e.after_step < 0) continue;  // not yet past it (a live run): nothing to compare
     if (e.before_step >= 0)
       if (const Explanation* x = explain_at(e.before_step)) e.chain_before = *x;
-    if (e.after_step >= 0)
-      if (const Explanation* x = explain_at(e.after_step)) e.chain_after = *x;
+    if (const Explanation* x = explain_at(e.after_step)) e.chain_after = *x;
   }
 }
 

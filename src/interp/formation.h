@@ -45,7 +45,8 @@ struct RunEvaluation {
   std::vector<RunHeadScores> heads;
 };
 
-// The steps at which the run's own schedule changes what it trains on (0: none).
+// The steps at which the run's own schedule changes what it trains on (0: none, or at or past
+// train.max_steps, where the run ends first).
 struct RunSchedule {
   int64_t qk_hold_to_step = 0;        // train.freeze_block0_qk_to_step
   int64_t random_rows_from_step = 0;  // data.random_rows_from_step, when some rows are random
@@ -97,7 +98,8 @@ std::vector<FormationEvent> find_formation_events(const std::vector<RunEvaluatio
                                                   const FormationThresholds& thresholds = {});
 
 // Adds each event's chains before and after: EXPLAIN_AT(step) gives --explain's chains on the
-// model kept at that evaluation, or null when none is kept (that chain stays empty).
+// model kept at that evaluation, or null when none is kept (that chain stays empty). An
+// event with no evaluation after it yet (a live run before a schedule step) gets none.
 void explain_events(std::vector<FormationEvent>& events,
                     const std::function<const Explanation*(int64_t step)>& explain_at);
 
