@@ -18,6 +18,7 @@
 #include "data/utf8.h"
 #include "inference/model_store.h"
 #include "io/evaluation_models.h"
+#include "io/config.h"
 #include "io/floor_record.h"
 #include "serve/run_watch.h"
 #include "serve/server.h"
@@ -69,18 +70,38 @@ serve::ProbeSet probe_set_for(const ServeCommandOptions& o, const Config& config
   return probes;
 }
 
-// The model a run is served with at start: --checkpoint for the first, else the run's
-// latest.safetensors, else the last model it kept at an evaluation.
-std::filesystem::path starting_checkpoint(const ServeCommandOptions& o, size_t index) {
+// The model a run is served with at start, and the file it came from: --checkpoint for the
+// first, else the run's latest.safetensors, else the last model it kept at an evaluation;
+// none yet (serve started beside a new run) when the file asked for is the run's
+// latest.safetensors and neither it nor a kept model is written. Any other missing file is
+// load_model's error.
+struct StartingModel {
+  std::optional<LoadedModel> loaded;
+  std::string source;
+};
+StartingModel starting_model(const ServeCommandOptions& o, size_t index) {
   namespace fs = std::filesystem;
-  if (index == 0 && !o.checkpoint.empty()) return o.checkpoint;
   const fs::path dir = o.runs.at(index), latest = dir / "latest.safetensors";
-  std::error_code ec;
-  if (fs::exists(latest, ec)) return latest;
+  const fs::path asked = index == 0 && !o.checkpoint.empty() ? fs::path(o.checkpoint) : latest;
+  std::error_code ec, a, b;
+  if (fs::exists(asked, ec)) return {load_model(asked), asked.string()};
+  const bool runs_latest = fs::weakly_canonical(asked, a) == fs::weakly_canonical(latest, b) && !a && !b;
+  if (!runs_latest) return {load_model(asked), asked.string()};  // its error names the file
   const std::vector<EvaluationModel> kept = list_evaluation_models(dir);
-  if (!kept.empty()) return kept.back().path;
-  throw InputError("--run " + dir.string() + " holds no latest.safetensors and no evals/ model yet: give --checkpoint " +
-                   "for it, or start serve once the run has written its first checkpoint");
+  if (!kept.empty()) return {load_model(kept.back().path), kept.back().path.string()};
+  return {std::nullopt, latest.string()};
+}
+
+// A run's config.json while it has no model yet (for its probe set and floor); none when it
+// is not there or does not load.
+std::optional<Config> run_config(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::exists(dir / "config.json", ec)) return std::nullopt;
+  try {
+    return load_config(dir / "config.json");
+  } catch (const Error&) {
+    return std::nullopt;
+  }
 }
 
 int serve(const ServeCommandOptions& o) {
@@ -105,11 +126,18 @@ int serve(const ServeCommandOptions& o) {
     throw InputError("serve needs --checkpoint CKPT, or --run DIR (its latest.safetensors)");
 
   // The first model is --checkpoint's, or the first run's; every further run serves its own.
-  const std::string first_source = o.checkpoint.empty() ? starting_checkpoint(o, 0).string() : o.checkpoint;
-  LoadedModel loaded = load_model(first_source);
-  serve::ProbeSet probes = probe_set_for(o, loaded.config);
-  const std::optional<double> floor = o.runs.empty() ? std::nullopt : validation_floor(loaded.config);
-  serve::ServedModel served(serve::make_snapshot(std::move(loaded), probes, first_source, 1));
+  // A run's model may not be there yet (serve started beside a new run, before its first
+  // checkpoint or kept evaluation): its page shows the curves and waits for it.
+  std::optional<StartingModel> first;
+  if (o.runs.empty()) first = StartingModel{load_model(o.checkpoint), o.checkpoint};
+  else first = starting_model(o, 0);
+  const std::optional<Config> first_config = first->loaded ? std::optional<Config>(first->loaded->config)
+                                                           : run_config(o.runs.at(0));
+  serve::ProbeSet probes = first_config ? probe_set_for(o, *first_config) : probe_set_for(o, Config{});
+  const std::optional<double> floor = !o.runs.empty() && first_config ? validation_floor(*first_config) : std::nullopt;
+  const bool waiting = !first->loaded;
+  serve::ServedModel served(first->loaded ? serve::make_snapshot(std::move(*first->loaded), probes, first->source, 1)
+                                          : nullptr);
 
   std::list<WatchedRun> watched;  // (a list: each RunWatch holds references into its element)
   std::vector<serve::RunWatch*> runs;
@@ -118,11 +146,13 @@ int serve(const ServeCommandOptions& o) {
     if (i == 0) {
       run.watch.emplace(o.runs[i], served, probes, floor);
     } else {
-      const fs::path source = starting_checkpoint(o, i);
-      LoadedModel model = load_model(source);
-      run.probes = probe_set_for(o, model.config);
-      const std::optional<double> run_floor = validation_floor(model.config);
-      run.served.emplace(serve::make_snapshot(std::move(model), run.probes, source.string(), 1));
+      StartingModel model = starting_model(o, i);
+      const std::optional<Config> config = model.loaded ? std::optional<Config>(model.loaded->config)
+                                                        : run_config(o.runs[i]);
+      run.probes = probe_set_for(o, config ? *config : Config{});
+      const std::optional<double> run_floor = config ? validation_floor(*config) : std::nullopt;
+      run.served.emplace(model.loaded ? serve::make_snapshot(std::move(*model.loaded), run.probes, model.source, 1)
+                                      : nullptr);
       run.watch.emplace(o.runs[i], *run.served, run.probes, run_floor);
     }
     runs.push_back(&*run.watch);
@@ -149,6 +179,9 @@ int serve(const ServeCommandOptions& o) {
   const std::string host = o.host.find(':') != std::string::npos ? "[" + o.host + "]" : o.host;
   std::printf("mini-gpt serve: open http://%s:%d/ (%s; Ctrl-C stops)\n", host.c_str(), port,
               probes.items.empty() ? "no probe set" : ("probe " + probes.name).c_str());
+  if (waiting)
+    std::printf("mini-gpt serve: waiting for %s, the run's first checkpoint; the page shows its curves meanwhile\n",
+                first->source.c_str());
   std::fflush(stdout);
   server.serve();
   for (serve::RunWatch* run : runs) run->stop();
@@ -170,8 +203,9 @@ Run add_serve_command(CLI::App& app) {
       "serve", "Serve the head explorer live on a local web server: any text, ablation and patching by click, a run "
                "followed while it trains");
   cmd->add_option("--checkpoint", o->checkpoint,
-                  "Checkpoint (.safetensors) to serve (with --run: the first run's model at start; default its "
-                  "latest.safetensors)");
+                  "Checkpoint (.safetensors) to serve; with --run, the first run's model at start (default its "
+                  "latest.safetensors, else its last kept evaluation; when neither is written yet the page shows "
+                  "the run's curves and waits for it)");
   cmd->add_option("--probe", o->probe,
                   "Probe set the roles and per-kind tables are scored on, once (default: the checkpoint's "
                   "data.probe_path)");

@@ -9,8 +9,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-std::string head_name(int64_t layer, int64_t head) { return chain_head_name(ChainHead{layer, head}); }
-
 std::string value_text(const std::optional<double>& v, const char* fmt) { return v ? format(fmt, *v) : "-"; }
 
 // What a schedule key means, said once.

@@ -264,6 +264,10 @@ struct Server::Impl {
       } catch (const ChoiceRefused& refused) {
         return error_answer(refused.status, refused.message, head_only);
       }
+      // `serve --run` started before the run's first checkpoint (and before any evaluation
+      // it keeps): only the run is there yet.
+      if (!choice.model && req.path != "/api/run")
+        return error_answer(503, "no model yet: waiting for the run's first checkpoint (latest.safetensors)", head_only);
       if (req.path == "/api/info")
         return json_answer(200, model_info(*choice.model, *choice.probes, options, choice.run != nullptr, runs.size()),
                            head_only);
