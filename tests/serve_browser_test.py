@@ -41,7 +41,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 import serve_common  # noqa: E402
 import test_checks  # noqa: E402
-from test_checks import check, fail, require_browser, start_browser  # noqa: E402
+from test_checks import check, check_console, fail, require_browser, start_browser, weights_shown  # noqa: E402
+from test_checks import inspect_json as cli_json  # noqa: E402
 
 TARGET_MS = 200.0
 NEW_SENTENCE = "灰鞋子是小马的。黄雨伞是小林的。灰鞋子是谁的？灰鞋子是小"
@@ -53,13 +54,6 @@ NEW_SENTENCE = "灰鞋子是小马的。黄雨伞是小林的。灰鞋子是谁�
 
 
 
-
-
-def cli_json(binary, *args):
-    r = subprocess.run([binary, "inspect-heads", *args, "--format", "json"], capture_output=True, text=True)
-    if r.returncode != 0:
-        fail(f"inspect-heads {' '.join(args)}: exit {r.returncode}: {r.stderr.strip()}")
-    return json.loads(r.stdout)
 
 
 def updates(driver):
@@ -86,11 +80,6 @@ def set_text(driver, text):
     box.send_keys(text)
     if box.get_attribute("value") != text:  # a driver that cannot type a symbol: set it as typed
         driver.execute_script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'))", box, text)
-
-
-def weights_shown(driver, layer, head):
-    row = driver.find_element("id", f"readout-{layer}-{head}")
-    return int(row.get_attribute("data-query")), [float(x) for x in row.get_attribute("data-weights").split()]
 
 
 def distribution(driver, prefix):
@@ -368,8 +357,7 @@ def main():
         check("step 31" in driver.find_element("id", "run-summary").text, "the new evaluation is not in the run's summary")
         print(f"run: an evaluation appended to metrics.jsonl showed up ({evals} -> {evals + 1} evaluations)")
 
-        entries = [e for e in driver.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")]
-        check(not entries, f"errors in the browser console: {entries}")
+        check_console(driver)
         check_languages(driver, served.url)
         driver.get("about:blank")  # the page stops polling this server before it stops
         driver.get_log("browser")  # (read, and so emptied)

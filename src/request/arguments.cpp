@@ -2,6 +2,7 @@
 #include "request/arguments.h"
 
 #include <algorithm>
+#include <charconv>
 
 namespace mg {
 namespace {
@@ -24,6 +25,33 @@ std::string spelled(const std::string& name, Spelling spelling) {
   std::string option = "--" + name;
   std::replace(option.begin(), option.end(), '_', '-');
   return option;
+}
+
+std::optional<std::string> take_argument(Arguments& args, const std::string& name) {
+  std::optional<std::string> value;
+  for (auto it = args.begin(); it != args.end();) {
+    if (it->first != name) {
+      ++it;
+      continue;
+    }
+    if (value) throw RequestError({ArgumentName{name}, " is given twice"});
+    value = it->second;
+    it = args.erase(it);
+  }
+  return value;
+}
+
+int64_t integer_argument(const std::string& name, const std::string& value, int64_t lo, int64_t hi) {
+  int64_t v = 0;
+  const size_t first_digit = value.rfind('-', 0) == 0 ? 1 : 0;
+  const bool digits = first_digit < value.size() &&
+                      std::all_of(value.begin() + static_cast<std::ptrdiff_t>(first_digit), value.end(),
+                                  [](char c) { return c >= '0' && c <= '9'; });
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (!digits || ec != std::errc() || end != value.data() + value.size() || v < lo || v > hi)
+    throw ArgumentError(name, ": must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                                  "], found \"" + error_text(value) + "\"");
+  return v;
 }
 
 RequestError::RequestError(std::vector<Part> parts) : InputError(joined(parts, Spelling::query)), parts_(std::move(parts)) {}

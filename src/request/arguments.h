@@ -12,7 +12,9 @@
 // and the query string both give) and the errors that name them.
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +27,14 @@ namespace mg {
 // given without a value has "". A name may repeat (--compare A B is two "compare"s); the
 // parser refuses a repeat where one value is read.
 using Arguments = std::vector<std::pair<std::string, std::string>>;
+
+// The value of NAME in ARGS, taken out of them; none when not given, RequestError when
+// given twice (serve's run= and step=, which choose the model before the mode reads the rest).
+std::optional<std::string> take_argument(Arguments& args, const std::string& name);
+
+// VALUE, argument NAME's, as an integer in [LO, HI]: ArgumentError naming NAME otherwise
+// ("top: must be an integer in [1, 10000], found \"x\"").
+int64_t integer_argument(const std::string& name, const std::string& value, int64_t lo, int64_t hi);
 
 // How a transport spells an argument's name: the command line as its option ("top_k" is
 // "--top-k"), the server as the query key ("top_k"). A name that already starts with '-'

@@ -89,6 +89,7 @@ ModeOutput write_patching(const InspectRequest& r, const AnyPatching& p) {
 }
 
 Explanation compute_explanation(const InspectRequest& r, const Subject& s) {
+  if (s.cache) return cached_explanation(*s.model, *s.vocab, *s.cache);
   const std::string probe_path = r.probe ? *r.probe : s.probe_path;
   if (probe_path.empty())
     throw RequestError({ArgumentName{"explain"}, " needs ", ArgumentName{"probe"},

@@ -16,9 +16,11 @@
 #include "report/explain_format.h"
 #include "report/next_symbol_format.h"
 #include "report/roles_format.h"
+#include "report/formation_format.h"
 #include "report/trace_format.h"
 #include "request/modes.h"
 #include "request/subject.h"
+#include "request/timeline.h"
 
 namespace mg {
 namespace {
@@ -89,8 +91,18 @@ const std::vector<InspectMode>& inspect_modes() {
       mode<AnyPatching>({"--patch", "patch", "", "patch",
                          {"clean", "corrupt", "answer", "against", "probe", "swap", "svg", "top", "format"}},
                         nullptr, compute_patching, write_patching),
-      mode<Explanation>({"--explain", "explain", "", "", {"probe", "format"}}, nullptr, compute_explanation,
+      mode<Explanation>({"--explain", "explain", "", "explain", {"probe", "format"}}, nullptr, compute_explanation,
                         json_or_text(explanation_json, format_explanation)),
+      mode<Timeline>({"--timeline", "timeline", "", "", {"run", "probe", "format"}, false},
+                     [](R r) {
+                       if (!r.run)
+                         throw RequestError({ArgumentName{"timeline"}, " needs ", ArgumentName{"run"}, " DIR, a run directory"});
+                     },
+                     [](R r, S) { return Timeline{run_timeline(*r.run, r.probe), *r.run}; },
+                     [](R r, const Timeline& t) {
+                       return ModeOutput{{}, r.format == "json" ? formation_events_json(t.events, t.run_dir).dump() + "\n"
+                                                                : format_formation_events(t.events, t.run_dir)};
+                     }),
       mode<NextSymbols>(
           {"--next-symbol", "next_symbol", "", "next",
            {"text", "position", "temperature", "top_k", "top_p", "ablate", "answer", "against", "format"}},
@@ -185,7 +197,13 @@ std::string inspect_modes_help() {
     for (const std::string& name : m.reads) line += " " + spelled(name, Spelling::command_line);
     out += line + "\n";
   }
-  out += "Every mode but --compare also reads --checkpoint, --config, --seed; every mode --threads, --backend.\n";
+  std::string own_model;  // the modes that read no model source: "--compare and --timeline"
+  std::vector<const InspectMode*> own;
+  for (const InspectMode& m : inspect_modes())
+    if (!m.reads_model_source) own.push_back(&m);
+  for (size_t i = 0; i < own.size(); ++i)
+    own_model += (i == 0 ? "" : i + 1 == own.size() ? " and " : ", ") + std::string(own[i]->name);
+  out += "Every mode but " + own_model + " also reads --checkpoint, --config, --seed; every mode --threads, --backend.\n";
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -23,6 +24,7 @@
 #include "data/probe.h"
 #include "data/vocab.h"
 #include "interp/composition.h"
+#include "interp/explain.h"
 #include "interp/roles.h"
 #include "nn/gpt.h"
 #include "request/arguments.h"
@@ -36,6 +38,16 @@ struct SubjectCache {
   std::optional<RoleReport> pattern_roles;  // the default view's roles on the served probe set
   std::optional<RoleReport> roles;          // --roles' report (zero-ablation columns)
   CompositionScores composition;
+  // --explain's chains on the served probe set (PROBES, which outlive the cache; null or
+  // empty: none), found at the first request (the probe's patching: seconds on the default
+  // model) and kept (request/subject.h's cached_explanation).
+  const std::vector<ProbeItem>* probes = nullptr;
+  struct OnceExplanation {
+    std::once_flag once;
+    std::optional<Explanation> chains;
+    std::string error;  // why there are none
+  };
+  std::shared_ptr<OnceExplanation> explanation = std::make_shared<OnceExplanation>();
 };
 
 // The model a request reads.

@@ -19,16 +19,6 @@ bool all_digits(const std::string& text, size_t from) {
                      [](char c) { return c >= '0' && c <= '9'; });
 }
 
-int64_t integer(const std::string& name, const std::string& value, int64_t lo, int64_t hi) {
-  int64_t v = 0;
-  const bool digits = all_digits(value, value.rfind('-', 0) == 0 ? 1 : 0);
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (!digits || ec != std::errc() || end != value.data() + value.size() || v < lo || v > hi)
-    throw ArgumentError(name, ": must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                                  "], found \"" + error_text(value) + "\"");
-  return v;
-}
-
 uint64_t seed(const std::string& name, const std::string& value) {
   uint64_t v = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
@@ -119,8 +109,13 @@ const std::vector<InspectOption>& inspect_options() {
        "cost, traces and circuits (atomically; only a regular file is replaced)",
        0, 0, {}, false},
       {"run", Kind::file,
-       "With --html: also draw this run directory's metrics.jsonl (loss, probe accuracy, head roles when present)", 0, 0,
-       {}, false},
+       "With --html: also draw this run directory's metrics.jsonl (loss, probe accuracy, head roles when present); with "
+       "--timeline: the run whose events to find",
+       0, 0, {}, false},
+      {"timeline", Kind::flag,
+       "With --run DIR: the run's formation events (accuracy crossing 0.5 and 0.95, role jumps, loss bumps and plateaus, "
+       "the schedule's steps), the heads that changed most across each and the chain --explain finds on the models kept "
+       "before and after (DIR/evals/)"},
       {"top", Kind::integer,
        "How many pairs (--circuits, --composition), output symbols (--trace, --logit-lens) or rows (--patch) to list "
        "(default 10)",
@@ -187,9 +182,9 @@ InspectRequest parse_inspect_request(const Arguments& args) {
     else if (name == "config") r.config = value;
     else if (name == "seed") r.seed = seed(name, value);
     else if (name == "text") r.text = value;
-    else if (name == "layer") r.layer = integer(name, value, o->lo, o->hi);
-    else if (name == "head") r.head = integer(name, value, o->lo, o->hi);
-    else if (name == "position") r.position = integer(name, value, o->lo, o->hi);
+    else if (name == "layer") r.layer = integer_argument(name, value, o->lo, o->hi);
+    else if (name == "head") r.head = integer_argument(name, value, o->lo, o->hi);
+    else if (name == "position") r.position = integer_argument(name, value, o->lo, o->hi);
     else if (name == "weights") r.weights = flag(name, value);
     else if (name == "format") r.format = choice(*o, value);
     else if (name == "svg") r.svg = value;
@@ -205,9 +200,9 @@ InspectRequest parse_inspect_request(const Arguments& args) {
     else if (name == "swap") r.swap = choice(*o, value);
     else if (name == "compare") r.compare.push_back(value);
     else if (name == "mean_ablation") r.mean_ablation = flag(name, value);
-    else if (name == "top") r.top = integer(name, value, o->lo, o->hi);
+    else if (name == "top") r.top = integer_argument(name, value, o->lo, o->hi);
     else if (name == "temperature") r.sampling.temperature = number(name, value);
-    else if (name == "top_k") r.sampling.top_k = integer(name, value, o->lo, o->hi);
+    else if (name == "top_k") r.sampling.top_k = integer_argument(name, value, o->lo, o->hi);
     else if (name == "top_p") r.sampling.top_p = number(name, value);
     else if (name == "ablate") r.ablate = head_list(value);
     else if (o->kind == Kind::flag) flag(name, value);  // a mode's own flag: its value checked only

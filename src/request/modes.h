@@ -12,6 +12,7 @@
 
 #include "interp/attribution.h"
 #include "interp/explain.h"
+#include "interp/formation.h"
 #include "interp/logit_lens.h"
 #include "interp/patching.h"
 #include "interp/patterns.h"
@@ -78,5 +79,11 @@ ModeOutput write_patching(const InspectRequest& r, const AnyPatching& p);
 
 // --explain.
 Explanation compute_explanation(const InspectRequest& r, const Subject& s);
+
+// --timeline --run DIR: the run's formation events (request/timeline.h).
+struct Timeline {
+  std::vector<FormationEvent> events;
+  std::string run_dir;  // as given, as the writers name it
+};
 
 }  // namespace mg

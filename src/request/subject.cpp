@@ -10,6 +10,7 @@
 #include "data/utf8.h"
 #include "inference/model_store.h"
 #include "interp/ablation.h"
+#include "interp/explain.h"
 #include "interp/patterns.h"
 #include "report/explorer.h"
 #include "report/roles_format.h"
@@ -86,7 +87,26 @@ SubjectCache cache_for(const Gpt& model, const Vocab& vocab, const std::vector<P
     cache.roles = probe_role_report(model, vocab, probes, probe_name, U"", true, false);
   }
   cache.composition = composition_scores(model);
+  cache.probes = &probes;
   return cache;
+}
+
+const Explanation& cached_explanation(const Gpt& model, const Vocab& vocab, const SubjectCache& cache) {
+  SubjectCache::OnceExplanation& once = *cache.explanation;
+  std::call_once(once.once, [&] {
+    if (!cache.probes || cache.probes->empty()) {
+      once.error = "no probe set: the chains are found on one (start serve with --probe FILE, or a checkpoint whose "
+                   "config names data.probe_path)";
+      return;
+    }
+    try {
+      once.chains = explain_chains(model, vocab, *cache.probes);
+    } catch (const InputError& e) {
+      once.error = e.what();
+    }
+  });
+  if (!once.chains) throw InputError(once.error);
+  return *once.chains;
 }
 
 std::optional<RunExplorerPage> run_explorer_page(const std::filesystem::path& run_dir,

@@ -38,8 +38,13 @@ std::vector<ProbeItem> role_probes(const InspectRequest& r, const Subject& s);
 
 // What the server computes once for a model: the default view's roles and --roles' report
 // on PROBES (named PROBE_NAME), none without; the composition scores.
+// PROBES must outlive the cache (the server's, loaded once).
 SubjectCache cache_for(const Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes,
                        const std::string& probe_name);
+
+// --explain's chains on the server's probe set (CACHE's), found once per model; InputError
+// when it has none.
+const Explanation& cached_explanation(const Gpt& model, const Vocab& vocab, const SubjectCache& cache);
 
 // Head roles over the probe prompts (PROBES, named PROBE_NAME), or, with no probe set, over
 // TEXT alone when it is given and ABLATE is not asked; with ABLATE and a probe set, the

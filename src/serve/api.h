@@ -1,6 +1,6 @@
 // The server's JSON endpoints, GET /api/MODE?OPTION=VALUE&...: MODE an inspect-heads mode
 // the request layer's table serves (patterns, the default view; trace, roles, attribution,
-// logit-lens, composition, patch, next: --next-symbol) answered with exactly what
+// logit-lens, composition, patch, explain, next: --next-symbol) answered with exactly what
 // `inspect-heads --format json` prints for the same options (request/inspect_modes.h runs
 // both). The options are the request's names, as the query spells them ("top_k").
 // Nothing here knows HTTP: the server hands over the decoded query, this answers a status
@@ -24,9 +24,10 @@ struct ApiAnswer {
 
 // The answer to GET /api/MODE with PARAMS on MODEL: 200 and the JSON; 404 for a MODE that
 // is none of the above; 400 for an option the mode does not read, one given twice, one
-// that names a file (checkpoint, config, html, svg, run, probe, text_file, compare: the
+// that names a file (checkpoint, config, html, svg, probe, text_file, compare: the
 // server reads only the files named when it started), a value out of range or a text the
-// model cannot read. Never throws for any request.
+// model cannot read. run= and step= are not among PARAMS: they chose MODEL
+// (serve/model_choice.h). Never throws for any request.
 ApiAnswer answer_api(const std::string& mode, const QueryParams& params, const ModelSnapshot& model);
 
 // {"error": MESSAGE}.

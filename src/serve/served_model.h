@@ -41,11 +41,13 @@ struct ModelSnapshot {
   int64_t generation = 0;  // 1 for the model loaded at start, +1 per reload
   // What the modes read instead of computing per request: with a probe set, the roles
   // inspect-heads' default view puts into its JSON (the same for every text) and --roles'
-  // report (with the ablation columns); the composition scores.
+  // report (with the ablation columns); the composition scores; --explain's chains, found
+  // at the first /api/explain.
   SubjectCache cache;
 };
 
 // Builds the snapshot of LOADED: its roles on PROBES and its composition, computed here.
+// PROBES must outlive it (/api/explain's chains are found on them at its first request).
 std::shared_ptr<const ModelSnapshot> make_snapshot(LoadedModel loaded, const ProbeSet& probes, const std::string& source,
                                                    int64_t generation);
 
