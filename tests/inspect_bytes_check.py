@@ -2,7 +2,7 @@
 """Capture every output of inspect-heads and serve's API, to check a refactoring changed none.
 
     python3 tests/inspect_bytes_check.py capture BINARY OUT_DIR [--default CKPT --default-probe FILE
-                                                                  --default-run DIR]
+                                                                  --default-run DIR] [--timeline-run DIR]
     python3 tests/inspect_bytes_check.py compare BEFORE_DIR AFTER_DIR
 
 `capture` runs every inspect-heads mode (the tables, --format json, --svg, --html) with
@@ -167,6 +167,16 @@ def inspect_cases(model):
     ]
     if model.get("run"):
         cases.append(("html-run", ck + ["--html", "e.html", "--text", text, "--run", model["run"]], ["e.html"]))
+    if model.get("timeline_run"):  # issue 57's --timeline, on a run that kept its evaluations' models
+        run = model["timeline_run"]
+        cases += [
+            ("timeline-table", ["--timeline", "--run", run], []),
+            ("timeline-json", ["--timeline", "--run", run, "--format", "json"], []),
+            ("bad-timeline-no-run", ["--timeline"], []),
+            ("bad-timeline-not-folder", ["--timeline", "--run", "nofolder"], []),
+            ("bad-timeline-checkpoint", ck + ["--timeline", "--run", run], []),
+            ("bad-timeline-text", ["--timeline", "--run", run, "--text", text], []),
+        ]
     return [(name, (args[:1] + ["--threads", "1"] + args[1:]) if args[0] == "eval" else
              ["inspect-heads", "--threads", "1"] + args, files) for name, args, files in cases]
 
@@ -232,7 +242,63 @@ def api_queries(model):
         ("bad-next-top-p", "/api/next?" + q({"text": text, "top_p": 0.5})),
         ("bad-text-file", "/api/patterns?" + q({"text": text, "text_file": "x"})),
         ("bad-dashed", "/api/logit-lens?" + q({"text": text, "--top": 3})),
+        # Issue 57: /api/explain; run= and step= without a watched run.
+        ("explain", "/api/explain"),
+        ("bad-explain-option", "/api/explain?top=3"),
+        ("bad-explain-probe", "/api/explain?probe=x"),
+        ("bad-run-no-run", "/api/patterns?" + q({"text": text, "run": 0})),
+        ("bad-step-no-run", "/api/patterns?" + q({"text": text, "step": 10})),
+        ("bad-run-twice", "/api/composition?run=0&run=0"),
+        ("bad-step-twice", "/api/composition?step=1&step=2"),
     ]
+
+
+def run_queries(text):
+    """(name, path with query) for serve --run DIR: run= and step= on every kind of path."""
+    q = urllib.parse.urlencode
+    return [
+        ("info", "/api/info"),
+        ("info-step", "/api/info?step=20"),
+        ("patterns-step", "/api/patterns?" + q({"text": text, "step": 20})),
+        ("attribution-step", "/api/attribution?" + q({"text": text, "step": 30, "run": 0})),
+        ("next-step", "/api/next?" + q({"text": text, "step": 10})),
+        ("composition-run", "/api/composition?run=0"),
+        ("roles-step", "/api/roles?step=40"),
+        ("explain-step", "/api/explain?step=20"),
+        ("explain", "/api/explain"),
+        ("bad-step-not-kept", "/api/patterns?" + q({"text": text, "step": 7})),
+        ("bad-step-negative", "/api/patterns?" + q({"text": text, "step": -1})),
+        ("bad-step-word", "/api/composition?step=x"),
+        ("bad-run-past", "/api/composition?run=1"),
+        ("bad-run-word", "/api/composition?run=first"),
+        ("bad-run-twice", "/api/composition?run=0&run=0"),
+        ("bad-step-twice", "/api/explain?step=10&step=20"),
+        ("bad-step-run-path", "/api/run?step=x"),
+    ]
+
+
+def serve_run_cases(binary, out_dir, run, text):
+    """serve --run RUN, asked run_queries (issue 57's run= and step=)."""
+    args = [binary, "serve", "--run", run, "--port", "0", "--threads", "1"]
+    env = dict(os.environ, OMP_WAIT_POLICY="passive")
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        first = proc.stdout.readline().decode()
+        if "http://" not in first:
+            raise SystemExit(f"serve did not start: {first!r} {proc.stderr.read().decode()!r}")
+        port = int(first.split("http://", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
+        for name, target in run_queries(text):
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+            c.request("GET", target)
+            r = c.getresponse()
+            body = normalised(r.read().replace(f":{port}".encode(), b":PORT"))
+            c.close()
+            with open(os.path.join(out_dir, f"run-serve-{name}"), "wb") as handle:
+                handle.write(f"status {r.status}\ncontent-type {r.getheader('Content-Type')}\n--- body\n".encode() + body)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    return len(run_queries(text))
 
 
 def serve_cases(binary, out_dir, prefix, model, with_probe):
@@ -272,6 +338,7 @@ def capture(args):
     else:
         default = {"ckpt": os.path.join(FIXTURES, "failed_who.safetensors"),
                    "probe": os.path.join(FIXTURES, "circuit_probe.jsonl"), "run": None}
+    default["timeline_run"] = os.path.abspath(args.timeline_run) if args.timeline_run else None
     default.update(text="小韩拿着黑花瓶。小曹买了绿帽子。小郑看见橙杯子。小韩有什么？小韩拿着", position=20,
                    clean="小韩拿着黑花瓶。小韩有什么？小韩拿着", corrupt="小韩拿着绿花瓶。小韩有什么？小韩拿着")
     fixture = {"ckpt": os.path.join(FIXTURES, "heads_ref.safetensors"), "probe": fixture_probe, "run": None,
@@ -291,6 +358,8 @@ def capture(args):
             serve_prefix = f"{prefix}-serve{'-probe' if with_probe else ''}"
             serve_cases(binary, args.out_dir, serve_prefix, model, with_probe)
             count += len(api_queries(model))
+    if args.timeline_run:
+        count += serve_run_cases(binary, args.out_dir, os.path.abspath(args.timeline_run), "小韩拿着黑花瓶。小韩有什么？")
     print(f"inspect_bytes_check: {count} outputs captured into {args.out_dir}")
     return 0
 
@@ -326,6 +395,8 @@ def main():
     c.add_argument("--default", help="the default model's checkpoint (default: a fixture)")
     c.add_argument("--default-probe", help="its probe set")
     c.add_argument("--default-run", help="its run directory (for --html --run)")
+    c.add_argument("--timeline-run", help="a run that kept its evaluations' models (evals/): --timeline on it, and "
+                   "serve --run on it with run= and step=")
     d = sub.add_parser("compare")
     d.add_argument("before")
     d.add_argument("after")
