@@ -100,9 +100,12 @@ RoleReport probe_role_report(const Gpt& model, const Vocab& vocab, const std::ve
   if (!probes.empty()) {
     options.texts = probe_texts(vocab, probes, model.config().block_size);
     options.texts_description = std::to_string(options.texts.size()) + " probe prompts (" + probe_name + ")";
+    options.texts_source = "probe";
+    options.texts_probe = probe_name;
   } else if (!text.empty() && !ablate) {
     options.texts = {vocab.encode(text, "--text")};
     options.texts_description = "the --text alone (no probe set: give --probe FILE or --text-file FILE)";
+    options.texts_source = "text";
   } else {
     throw InputError("--roles needs texts to score: --probe FILE, --text-file FILE, or a checkpoint whose config "
                      "names data.probe_path");

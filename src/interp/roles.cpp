@@ -148,6 +148,8 @@ RoleReport score_head_roles(const Gpt& model, const Vocab& vocab, const RoleOpti
 
   RoleReport report;
   report.texts = o.texts_description;
+  report.texts_source = o.texts_source;
+  report.texts_probe = o.texts_probe;
   report.thresholds = o.thresholds;
 
   // Answer-finding reads two rows of each head's pattern on each probe prompt: the weight on

@@ -96,7 +96,12 @@ nlohmann::ordered_json inspection_json(const Inspection& r, std::optional<int64_
   out["text"] = encode_utf8(r.text);
   out["tokens"] = r.tokens;
   if (position) out["query_position"] = *position;
-  if (roles) out["roles_texts"] = roles->texts;
+  if (roles) {
+    out["roles_texts"] = roles->texts;
+    out["roles_texts_source"] = roles->texts_source;  // for a page to word roles_texts itself
+    out["roles_texts_probe"] = roles->texts_probe;
+    out["roles_text_count"] = roles->text_count;
+  }
   auto optional_number = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   json layers = json::array();
   for (size_t i = 0; i < r.heads.size(); ++i) {

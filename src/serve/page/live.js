@@ -12,7 +12,7 @@
 (function () {
   const { CELL, STRIP_ROW, drawStripRow, fixed, signed, headColour, symbolLabel, el, sizeCanvas, heatmapImage, signedColour,
     runCharts, drawPatchingStreams, patchingLegend } = mgDraw;
-  const { t: words, kind, role, headName } = mgWords;
+  const { t: words, kind, role, headName, serverError } = mgWords;
   const $ = (id) => document.getElementById(id);
   const DEBOUNCE_MS = 40;
   let info = null, vocab = new Set(), L = 0, H = 0;
@@ -27,16 +27,35 @@
   async function api(path, params) {
     const query = new URLSearchParams();
     for (const [k, v] of Object.entries(params || {})) if (v !== undefined && v !== null && v !== '') query.set(k, v);
-    const response = await fetch(path + (query.toString() ? '?' + query : ''));
-    const body = await response.json();
-    if (!response.ok) {
-      const error = new Error(body.error || `HTTP ${response.status}`);
+    let response;
+    try {
+      response = await fetch(path + (query.toString() ? '?' + query : ''));
+    } catch (e) {  // the server never answered (stopped, or the network): mgWords.serverError words it
+      const error = new Error(e.message);
+      error.network = true;
+      throw error;
+    }
+    let body = null;
+    try {
+      body = await response.json();
+    } catch (e) {  // not JSON (a proxy's page, say): serverError says so
+      body = null;
+    }
+    if (!response.ok || body === null) {
+      const error = new Error((body && body.error) || `HTTP ${response.status}`);
       error.status = response.status;  // 503: serve waits for the run's first checkpoint
+      error.body = body || {};          // the server's "code" and its numbers (serve/api.cpp error_json)
       throw error;
     }
     return body;
   }
-  const status = (text) => { $('status-line').textContent = text || '\u00a0'; };
+  // The status line; a function is kept and called again when the language is switched.
+  let statusWords = null;
+  const status = (text) => {
+    statusWords = typeof text === 'function' ? text : null;
+    $('status-line').textContent = (statusWords ? statusWords() : text) || '\u00a0';
+  };
+  const statusError = (e) => status(() => serverError(e));
 
   // ---- the text --------------------------------------------------------------------------
   // The symbols outside the vocabulary and the length, said in one line; null when it can be sent.
@@ -166,13 +185,13 @@
       api('/api/attribution', { text, position: P, ...pair }),
       api('/api/logit-lens', { text, position: P, answer: pair.answer }),
       api('/api/trace', { trace: `${layer}.${head}`, text, position: P }),
-      corrupt ? api('/api/patch', { clean: text, corrupt }).catch((e) => ({ error: e.message })) : null,
+      corrupt ? api('/api/patch', { clean: text, corrupt }).catch((e) => ({ failed: e })) : null,
     ];
     let answers;
     try {
       answers = await Promise.all(asks);
     } catch (e) {
-      if (seq === state.seq) status(words('serverRefused', e.message));
+      if (seq === state.seq) statusError(e);
       return;
     }
     if (seq !== state.seq) return;  // a newer text is on its way
@@ -342,7 +361,9 @@
     const table = el('table', { class: 'numbers', id: 'detail-role-table' },
       el('tr', {}, el('th', { class: 'sym', text: words('roleScore') }), el('th', { text: words('value') })),
       ...rows.map(([name, v]) => el('tr', {}, el('td', { class: 'name', text: name }), el('td', { text: fixed(v, 3) }))));
-    $('detail-roles').replaceChildren(el('p', { class: 'hint', text: words('rolesOver', state.patterns.roles_texts || words('theText')) }), table);
+    const pt = state.patterns;
+    $('detail-roles').replaceChildren(el('p', { class: 'hint', id: 'detail-roles-texts',
+      text: words('rolesOver', mgWords.rolesTexts(pt.roles_texts_source, pt.roles_text_count, pt.roles_texts_probe, pt.roles_texts) || words('theText')) }), table);
     const P = trace.position, scores = el('table', { class: 'numbers', id: 'trace-scores' },
       el('tr', {}, ...['s', words('keyCol'), 'q·k', '/√d', 'weight'].map((x, i) => el('th', { class: i === 1 ? 'sym' : '', text: x }))));
     for (let s = 0; s <= P; s++)
@@ -361,7 +382,7 @@
     const scale = Math.max(1e-12, ...a.parts.map((p) => Math.abs(p.difference)));
     const table = el('table', { class: 'numbers', id: 'attribution-table' });
     a.parts.forEach((p, i) => table.append(el('tr', { id: `attr-part-${i}`, 'data-name': p.name, 'data-value': p.difference },
-      el('td', { class: 'name', text: p.name }),
+      el('td', { class: 'name', text: mgWords.part(p) }),
       el('td', {}, el('span', { class: 'bar', style: `width:${Math.round((60 * Math.abs(p.difference)) / scale)}px;background:${signedColour(p.difference, scale)}` })),
       el('td', { text: signed(p.difference, 4) }))));
     $('attribution-note').textContent = words('liveAttributionNote', a.position, sym(a.answer), sym(a.against), signed(a.difference, 4));
@@ -373,7 +394,7 @@
       el('tr', {}, el('th', { class: 'sym', text: words('stage') }), el('th', { text: words('rankOf', sym(lens.answer)) }),
         el('th', { class: 'sym', text: words('topSymbols') })));
     for (const s of lens.stages)
-      table.append(el('tr', {}, el('td', { class: 'name', text: s.stage }), el('td', { text: s.answer_rank }),
+      table.append(el('tr', {}, el('td', { class: 'name', 'data-stage': s.stage, text: mgWords.stage(s) }), el('td', { text: s.answer_rank }),
         el('td', { class: 'sym', text: s.top.slice(0, 5).map((t) => `${sym(t.symbol)} ${fixed(t.logit, 2)}`).join('  ') })));
     $('lens').replaceChildren(table);
   }
@@ -389,8 +410,8 @@
       sizeCanvas($('patch-canvas'), 1, 1);
       return;
     }
-    if (p.error) {
-      $('patch-note').textContent = words('noPatching', p.error);
+    if (p.failed) {
+      $('patch-note').textContent = words('noPatching', serverError(p.failed));
       $('patch-heads').replaceChildren();
       return;
     }
@@ -439,7 +460,7 @@
         ...kinds.map((k) => el('td', { text: signed((r.accuracy_drop_by_kind || {})[k], 3) }))));
     }
     const accuracy = kinds.map((k) => `${kind(k)} ${fixed(roles.probe_accuracy_by_kind[k], 3)}`).join(', ');
-    $('roles').replaceChildren(el('p', { class: 'hint', text: words('rolesHint', roles.texts, fixed(roles.probe_accuracy, 3), accuracy, roles.ablation === 'mean') }), table);
+    $('roles').replaceChildren(el('p', { class: 'hint', id: 'roles-hint', text: words('rolesHint', mgWords.rolesTexts(roles.texts_source, roles.text_count, roles.texts_probe, roles.texts), fixed(roles.probe_accuracy, 3), accuracy, roles.ablation === 'mean') }), table);
   }
 
   // ---- the watched run -------------------------------------------------------------------
@@ -447,7 +468,7 @@
   function drawRunNote(run) {
     const m = run.model, note = $('reload-note');
     note.classList.toggle('error', m.reload_error !== '');
-    note.textContent = m.reload_error ? m.reload_error : m.generation === 0 ? words('waitingModel') : words('serving', m.step, m.source, m.reloads, run.note);
+    note.textContent = m.reload_error ? words('reloadFailed', m.reload_error) : m.generation === 0 ? words('waitingModel') : words('serving', m.step, m.source, m.reloads, run.note);
     note.dataset.generation = m.generation;
   }
   function drawRunCharts(run) {
@@ -462,9 +483,15 @@
     let run;
     try {
       run = await api('/api/run');
-    } catch (e) {
+    } catch (e) {  // said on the status line until the server answers again
+      statusError(e);
+      pollRun.failing = true;
       setTimeout(pollRun, 2000);
       return;
+    }
+    if (pollRun.failing) {
+      pollRun.failing = false;
+      status(document.body.dataset.waiting ? () => words('waitingModel') : '');
     }
     lastRun = run;
     const m = run.model, c = run.curves;
@@ -479,7 +506,7 @@
       try {
         await (info ? loadModel() : startWithModel());
       } catch (e) {
-        status(words('couldNotStart', e.message));
+        status(() => words('couldNotStart', serverError(e)));
       }
     }
     setTimeout(pollRun, 1000);
@@ -498,7 +525,7 @@
     fillPickers();
     roles = null;
     drawRoles();
-    if (info.probe) api('/api/roles').then((r) => { roles = r; drawRoles(); }).catch((e) => status(e.message));
+    if (info.probe) api('/api/roles').then((r) => { roles = r; drawRoles(); }).catch((e) => statusError(e));
     recompute();
   }
 
@@ -519,6 +546,7 @@
         drawAnswers();
       }
     }
+    if (statusWords) status(statusWords);
     if (lastRun) {
       drawRunNote(lastRun);
       drawRunCharts(lastRun);
@@ -574,7 +602,7 @@
       // serve --run beside a run that has written no checkpoint yet: its curves meanwhile.
       document.body.classList.add('waiting');
       document.body.dataset.waiting = '1';
-      status(words('waitingModel'));
+      status(() => words('waitingModel'));
       $('run-section').hidden = false;
       pollRun();
       return;
@@ -584,5 +612,5 @@
       pollRun();
     }
   }
-  start().catch((e) => status(words('couldNotStart', e.message)));
+  start().catch((e) => status(() => words('couldNotStart', serverError(e))));
 }());
