@@ -268,7 +268,13 @@ def waited_for(driver, served, run, fresh):
     WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
     check(driver.find_element("id", "grid-section").is_displayed(), "the heads did not appear with the model")
     check(len(driver.find_elements("css selector", "#grid canvas")) == 8, "the model's 8 heads are not drawn")
-    # A checkpoint the run replaces with one that does not load: said in Chinese, the old model kept.
+    # The run's note (metrics.jsonl gone), then a checkpoint the run replaces with one that
+    # does not load: each said in Chinese, the old model kept.
+    os.remove(os.path.join(fresh, "metrics.jsonl"))
+    WebDriverWait(driver, 30).until(lambda d: "还没有 metrics.jsonl" in d.find_element("id", "reload-note").text)
+    run_note = driver.find_element("id", "reload-note").text
+    past = driver.execute_script("return mgWords.runNote('metrics.jsonl is past 64 MiB: later lines are not followed')")
+    check(past == "metrics.jsonl 超过 64 MiB：后面的行不再跟随", f"the note past the limit: {past!r}")
     broken = os.path.join(fresh, "latest.safetensors.tmp")
     with open(broken, "wb") as f:
         f.write(b"not a checkpoint")
@@ -276,7 +282,7 @@ def waited_for(driver, served, run, fresh):
     WebDriverWait(driver, 30).until(lambda d: "error" in d.find_element("id", "reload-note").get_attribute("class"))
     note = driver.find_element("id", "reload-note").text
     check(note.startswith("检查点重新加载失败（服务器原文：the replaced"), f"the failed reload in Chinese: {note!r}")
-    print(f"中文 wait: {said!r}; a failed reload: {note[:40]!r}…")
+    print(f"中文 wait: {said!r}; the run's note: {run_note!r}; a failed reload: {note[:40]!r}…")
     entries = [e for e in driver.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")
                and "503" not in e.get("message", "")]
     check(not entries, f"errors in the browser console: {entries}")

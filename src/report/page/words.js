@@ -266,6 +266,8 @@ const mgWords = (function () {
     errStatus: (s, m) => `the server refused (HTTP ${s}): ${m}`,
     errNotJson: (s) => `the server answered HTTP ${s} with no JSON`,
     reloadFailed: (d) => d,
+    noteNoMetrics: 'no metrics.jsonl yet',
+    noteMetricsTooLarge: (mib) => `metrics.jsonl is past ${mib} MiB: later lines are not followed`,
   };
 
   const zh = {
@@ -503,6 +505,8 @@ const mgWords = (function () {
     errStatus: (s, m) => `服务器拒绝了请求（HTTP ${s}）：${m}`,
     errNotJson: (s) => `服务器返回 HTTP ${s}，内容不是 JSON`,
     reloadFailed: (d) => `检查点重新加载失败（服务器原文：${d}）`,
+    noteNoMetrics: '还没有 metrics.jsonl',
+    noteMetricsTooLarge: (mib) => `metrics.jsonl 超过 ${mib} MiB：后面的行不再跟随`,
   };
 
   // The glossary shown on both pages: [lesson's word, program's name, how mini-gpt computes it].
@@ -616,6 +620,13 @@ const mgWords = (function () {
     if (p.part === 'ln_f_bias') return t('partLnfBias', p.name);
     return p.name;
   }
+  // The note of /api/run (serve/run_watch.cpp writes one of two fixed lines): in the page's
+  // language; any other note as the server wrote it.
+  function runNote(note) {
+    if (note === 'no metrics.jsonl yet') return t('noteNoMetrics');
+    const past = /^metrics\.jsonl is past (\d+) MiB/.exec(note || '');
+    return past ? t('noteMetricsTooLarge', past[1]) : note;
+  }
   // An error of a request to the server in one line: E.network (fetch failed), else E.status
   // and E.body, the server's JSON, whose "code" names the error (serve/api.cpp error_json);
   // an error with neither is the page's own (its message).
@@ -686,5 +697,5 @@ const mgWords = (function () {
     });
   }
 
-  return { t, kind, role, headName, rolesTexts, reason, stage, part, serverError, applyStatic, drawGlossary, bindSwitch, lang: () => lang, tables, QUESTION };
+  return { t, kind, role, headName, rolesTexts, reason, stage, part, serverError, runNote, applyStatic, drawGlossary, bindSwitch, lang: () => lang, tables, QUESTION };
 }());

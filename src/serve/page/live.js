@@ -468,7 +468,7 @@
   function drawRunNote(run) {
     const m = run.model, note = $('reload-note');
     note.classList.toggle('error', m.reload_error !== '');
-    note.textContent = m.reload_error ? words('reloadFailed', m.reload_error) : m.generation === 0 ? words('waitingModel') : words('serving', m.step, m.source, m.reloads, run.note);
+    note.textContent = m.reload_error ? words('reloadFailed', m.reload_error) : m.generation === 0 ? words('waitingModel') : words('serving', m.step, m.source, m.reloads, mgWords.runNote(run.note));
     note.dataset.generation = m.generation;
   }
   function drawRunCharts(run) {
