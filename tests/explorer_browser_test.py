@@ -389,11 +389,7 @@ def main():
                                      QUESTION, "--format", "json")[0])
         table = driver.find_element("id", "attribution-table")
         check(int(table.get_attribute("data-position")) == P, f"attribution bars at {table.get_attribute('data-position')}")
-        worst = 0.0
-        for i, part in enumerate(attribution["parts"]):
-            bar = driver.find_element("id", f"attr-part-{i}")
-            check(bar.get_attribute("data-name") == part["name"], f"attribution bar {i} is {bar.get_attribute('data-name')}")
-            worst = max(worst, abs(float(bar.get_attribute("data-value")) - part["difference"]))
+        worst = test_checks.attribution_gap(driver, attribution)
         check(worst <= 1e-6, f"attribution bars differ from --attribution by {worst}")
         patching = circuit["patching"]
         check(patching["available"], f"no patching on the probe question: {patching}")

@@ -6,8 +6,9 @@
 # writes by polling for the writer's temporary file ".NAME.tmp.PID" and killing on sight.
 # After each kill: latest (and best) still load with `mini-gpt eval`, and the run
 # directory holds nothing but the run's files and hidden temporaries of the writers'
-# naming, which the next run removes. At the end no temporary is left and latest, best
-# and metrics.jsonl (timings aside) equal the uninterrupted run's.
+# naming, which the next run removes. At the end no temporary is left and latest, best,
+# every evaluation's kept model (evals/) and metrics.jsonl (timings aside) equal the
+# uninterrupted run's.
 #
 #   bash tests/kill_test.sh BUILD/mini-gpt     (ctest runs it as kill_test)
 # KILL_TEST_SEED and KILL_TEST_KILLS change the seed and the count.
@@ -65,14 +66,25 @@ check_run_dir_contents() {
       .latest.safetensors.tmp.[0-9]* | .best.safetensors.tmp.[0-9]* | .metrics.jsonl.tmp* | .config.json.tmp* | .write-test) ;;
       .heads.html.tmp.[0-9]*) ;;  # the head explorer, written after the last step (a kill may catch it half-way)
       .lock) ;;  # the run's flock (io/dir_lock.h); the kernel released it with the killed holder
+      evals) ;;  # every evaluation's model (io/evaluation_models.h), checked below
       *) fail "unexpected file $name in the run directory after kill $kills" ;;
+    esac
+  done
+  for path in "$run"/evals/* "$run"/evals/.[!.]*; do
+    [[ -e $path ]] || continue
+    name=${path##*/}
+    case $name in
+      step_[0-9][0-9][0-9][0-9][0-9][0-9][0-9].safetensors) ;;
+      .step_[0-9]*.safetensors.tmp.[0-9]*) ;;  # a kept model's write the kill cut short
+      *) fail "unexpected file evals/$name in the run directory after kill $kills" ;;
     esac
   done
 }
 
-temporaries() { # prints the temporary files in the run directory, space-separated
+temporaries() { # prints the temporary files in the run directory and its evals/, space-separated
   local found=()
   for path in "$run"/.[!.]*; do [[ -e $path && ${path##*/} != .lock ]] && found+=("${path##*/}"); done
+  for path in "$run"/evals/.[!.]*; do [[ -e $path ]] && found+=("evals/${path##*/}"); done
   echo "${found[*]:-}"
 }
 
@@ -199,6 +211,12 @@ for name in latest.safetensors best.safetensors; do
     fail "$name: the tensor data differ from the uninterrupted run's"
   cmp -s "$work/reference/$name" "$run/$name" || fail "$name: the header differs from the uninterrupted run's"
 done
+# Every evaluation's kept model, byte for byte (the same --out: the same metadata too).
+kept=$(cd "$work/reference/evals" && ls)
+[[ $kept == "$(cd "$run/evals" && ls)" ]] || fail "evals/ holds $(cd "$run/evals" && ls | tr '\n' ' '), not $kept"
+for name in $kept; do
+  cmp -s "$work/reference/evals/$name" "$run/evals/$name" || fail "evals/$name differs from the uninterrupted run's"
+done
 for dir in "$work/reference" "$run"; do
   "$binary" eval --checkpoint "$dir/latest.safetensors" --text-file "$work/eval.txt" --json > "$dir.eval.json"
 done
@@ -212,7 +230,7 @@ cmp -s <(strip_timings "$work/reference/metrics.jsonl") <(strip_timings "$run/me
 elapsed_ms=$(( $(now_ms) - ${started/./} / 1000 ))
 echo "kill_test: survived $kills kills ($timed timed, $aimed aimed at checkpoint writes; $mid_write landed" \
      "mid-write and left a temporary file; $stale_removed times a resumed run was seen removing" \
-     "earlier ones); final latest, best and" \
+     "earlier ones); final latest, best, the $(echo $kept | wc -w) kept evaluation models and" \
      "metrics equal the uninterrupted run's bit for bit ($(cat "$run.eval.json")); the last kill" \
      "came after step $step_at_last_kill of $max_steps;" \
      "uninterrupted run ${duration_ms} ms, whole test $(( elapsed_ms / 1000 )).$(printf %03d $(( elapsed_ms % 1000 ))) s"

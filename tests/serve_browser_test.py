@@ -45,7 +45,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 import serve_common  # noqa: E402
 import test_checks  # noqa: E402
-from test_checks import check, fail, require_browser, start_browser  # noqa: E402
+from test_checks import check, check_console, fail, require_browser, start_browser, weights_shown  # noqa: E402
+from test_checks import inspect_json as cli_json  # noqa: E402
 
 TARGET_MS = 200.0
 NEW_SENTENCE = "灰鞋子是小马的。黄雨伞是小林的。灰鞋子是谁的？灰鞋子是小"
@@ -57,13 +58,6 @@ NEW_SENTENCE = "灰鞋子是小马的。黄雨伞是小林的。灰鞋子是谁�
 
 
 
-
-
-def cli_json(binary, *args):
-    r = subprocess.run([binary, "inspect-heads", *args, "--format", "json"], capture_output=True, text=True)
-    if r.returncode != 0:
-        fail(f"inspect-heads {' '.join(args)}: exit {r.returncode}: {r.stderr.strip()}")
-    return json.loads(r.stdout)
 
 
 def updates(driver):
@@ -90,11 +84,6 @@ def set_text(driver, text):
     box.send_keys(text)
     if box.get_attribute("value") != text:  # a driver that cannot type a symbol: set it as typed
         driver.execute_script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'))", box, text)
-
-
-def weights_shown(driver, layer, head):
-    row = driver.find_element("id", f"readout-{layer}-{head}")
-    return int(row.get_attribute("data-query")), [float(x) for x in row.get_attribute("data-weights").split()]
 
 
 def distribution(driver, prefix):
@@ -185,6 +174,8 @@ def check_chinese_words_and_errors(url, served):
             check(" 道检测题（" in said and "probe.jsonl）" in said and "probe prompts" not in said, f"#{where}: {said!r}")
         print(f"中文: lens {stages[0][1]}, {stages[1][1]} …; parts {parts['embed']}, {parts['L0.mlp']}, {parts['ln_f.bias']}; "
               f"roles over {zh.find_element('id', 'detail-roles-texts').text!r}")
+        replay = zh.execute_script("return ['replay-title', 'step-latest', 'chain-title'].map((id) => document.getElementById(id).textContent)")
+        check(replay == ["回放训练", "最新", "inspect-heads --explain 找到的读答案链"], f"the replay's words: {replay}")
         # The server's errors, each its code through the page's words.
         said = zh.execute_async_script("""
             const done = arguments[arguments.length - 1];
@@ -193,8 +184,10 @@ def check_chinese_words_and_errors(url, served):
                          ask('/api/patterns?text='), ask('/api/nowhere'),
                          Promise.resolve(mgWords.serverError({ status: 429, body: { error: 'busy: 2 requests computing', code: 'busy' } })),
                          Promise.resolve(mgWords.serverError({ status: 400, body: { error: 'colour: unknown', code: '' } })),
-                         Promise.resolve(mgWords.serverError({ status: 502, body: {} }))]).then(done, (e) => done(String(e)));""")
-        check(isinstance(said, list) and len(said) == 7, f"the server's errors: {said!r}")
+                         Promise.resolve(mgWords.serverError({ status: 502, body: {} })),
+                         ask('/api/info?step=7')]).then(done, (e) => done(String(e)));""")
+        check(isinstance(said, list) and len(said) == 8, f"the server's errors: {said!r}")
+        check(said[7] == "训练没有保存第 7 步的模型（已被删除？请移动滑块）", f"a step the run did not keep: {said[7]!r}")
         check(said[0].startswith("位置 1 的字符不在模型的 ") and "字词表里" in said[0], f"an unknown symbol: {said[0]!r}")
         check(said[1] == "65 个字符，超过模型的 block_size 64", f"a text too long: {said[1]!r}")
         check(said[2] == "文本是空的：请至少输入一个字符", f"an empty text: {said[2]!r}")
@@ -459,8 +452,7 @@ def main():
         check("step 31" in driver.find_element("id", "run-summary").text, "the new evaluation is not in the run's summary")
         print(f"run: an evaluation appended to metrics.jsonl showed up ({evals} -> {evals + 1} evaluations)")
 
-        entries = [e for e in driver.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")]
-        check(not entries, f"errors in the browser console: {entries}")
+        check_console(driver)
         check_languages(driver, served.url)
         driver.get("about:blank")  # the page stops polling this server before it stops
         driver.get_log("browser")  # (read, and so emptied)

@@ -94,6 +94,7 @@ def equality(binary, port, checkpoint, probe):
                       ["--patch", "--clean", clean, "--corrupt", corrupt, "--answer", "马", "--against", "林"]))
     cases.append(("composition", {}, ["--composition"]))
     cases.append(("roles", {}, ["--roles", "--probe", probe]))
+    cases.append(("explain", {}, ["--explain", "--probe", probe]))
     per_mode = {}
     for mode, params, args in cases:
         status, body = get(port, f"/api/{mode}", **params)
@@ -152,7 +153,10 @@ def bad_requests(port):
         ("a Host header of another site (DNS rebinding)", "GET", "/", {"Host": f"evil.example:{port}"}, None, 403),
         ("a Host header with the wrong port", "GET", "/api/info", {"Host": "127.0.0.1:1"}, None, 403),
         ("an unknown path", "GET", "/nowhere", {}, None, 404),
-        ("an unknown mode", "GET", "/api/explain", {}, None, 404),
+        ("an unknown mode", "GET", "/api/circuits", {}, None, 404),
+        ("a step at which the run kept no model", "GET", "/api/patterns" + q(text="小", step=7), {}, None, 404),
+        ("a step that is no whole number", "GET", "/api/patterns" + q(text="小", step="-1"), {}, None, 400),
+        ("a run index past the runs", "GET", "/api/patterns" + q(text="小", run=1), {}, None, 400),
         ("a path below a mode", "GET", "/api/patterns/x", {}, None, 404),
         ("POST", "POST", "/api/patterns", {}, b"text=x", 405),
         ("PUT", "PUT", "/", {}, b"x", 405),
@@ -315,6 +319,15 @@ def main():
         per_mode = equality(binary, port, checkpoint, probe)
         print("endpoint equality, checks per mode: " + ", ".join(f"{m} {n}" for m, n in sorted(per_mode.items())) +
               f" ({sum(per_mode.values())} in all)", flush=True)
+        # step=N: the model the run kept at that evaluation, as inspect-heads reads it (issue 57).
+        kept = os.path.join(run, "evals", "step_0000020.safetensors")
+        for mode, params, args in [("patterns", {"text": "灰鞋子是谁的？"}, ["--text", "灰鞋子是谁的？", "--probe", probe]),
+                                   ("attribution", {"text": "灰鞋子是谁的？"}, ["--attribution", "--text", "灰鞋子是谁的？"])]:
+            status, body = get(port, f"/api/{mode}", step=20, **params)
+            check(status == 200 and body == cli(binary, "--checkpoint", kept, *args),
+                  f"/api/{mode}?step=20 differs from inspect-heads on {kept}: {status} {body[:200]!r}")
+            check(body != get(port, f"/api/{mode}", **params)[1], f"/api/{mode}?step=20 is the served model's")
+        print("step=20: patterns and attribution equal inspect-heads on evals/step_0000020.safetensors", flush=True)
 
         rows = bad_requests(port)
         print("bad requests (status, the error the server gave):")

@@ -52,3 +52,36 @@ def start_browser(window_size="1280,800", lang="en-US"):
     options.add_experimental_option("prefs", {"intl.accept_languages": lang})
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def inspect_json(binary, *args):
+    """`mini-gpt inspect-heads ARGS --format json`, parsed; a failure names the command."""
+    import json
+    import subprocess
+    r = subprocess.run([binary, "inspect-heads", *args, "--format", "json"], capture_output=True, text=True)
+    if r.returncode != 0:
+        fail(f"inspect-heads {' '.join(args)}: exit {r.returncode}: {r.stderr.strip()}")
+    return json.loads(r.stdout)
+
+
+def weights_shown(driver, layer, head):
+    """The live page's readout of head LAYER.HEAD: (its query position, its weights there)."""
+    row = driver.find_element("id", f"readout-{layer}-{head}")
+    return int(row.get_attribute("data-query")), [float(x) for x in row.get_attribute("data-weights").split()]
+
+
+def attribution_gap(driver, attribution):
+    """Checks that the page's attribution rows (attr-part-I) name ATTRIBUTION's parts
+    (inspect-heads --attribution --format json) in order; returns their largest difference."""
+    worst = 0.0
+    for i, part in enumerate(attribution["parts"]):
+        row = driver.find_element("id", f"attr-part-{i}")
+        check(row.get_attribute("data-name") == part["name"], f"attribution part {i} is {row.get_attribute('data-name')}")
+        worst = max(worst, abs(float(row.get_attribute("data-value")) - part["difference"]))
+    return worst
+
+
+def check_console(driver):
+    """No error in the browser's console."""
+    entries = [e for e in driver.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")]
+    check(not entries, f"errors in the browser console: {entries}")

@@ -323,7 +323,11 @@ Run add_inspect_heads_command(CLI::App& app) {
                   "Write the head explorer to this file: one self-contained HTML page with every head's weights, "
                   "roles, ablation cost, traces and circuits (atomically; only a regular file is replaced)");
   cmd->add_option("--run", o->run, "With --html: also draw this run directory's metrics.jsonl (loss, probe accuracy, "
-                                   "head roles when present)");
+                                   "head roles when present); with --timeline: the run whose events to find");
+  cmd->add_flag("--timeline", o->timeline,
+                "With --run DIR: the run's formation events (accuracy crossing 0.5 and 0.95, role jumps, loss bumps "
+                "and plateaus, the schedule's steps), the heads that changed most across each and the chain "
+                "--explain finds on the models kept before and after (DIR/evals/)");
   cmd->add_option("--top", o->top, "How many pairs (--circuits, --composition), output symbols (--trace, --logit-lens) or rows "
                                   "(--patch) to list (default 10)")
       ->check(CLI::Range(int64_t{1}, int64_t{10000}));

@@ -31,6 +31,7 @@ struct InspectHeadsOptions : InspectRequest {
   // Issue 30: the circuit modes.
   bool attribution = false, logit_lens = false, composition = false, patch = false;
   bool explain = false;  // issue 41: each kind's chain, found from the probe
+  bool timeline = false;  // issue 57: a run's formation events (--run DIR)
   std::optional<std::string> swap;  // --patch --probe: what each item's corruption changes, "value" or "key"
   ComputeOptions compute;
 };
@@ -67,6 +68,7 @@ void logit_lens_mode(const InspectHeadsOptions& o);
 void composition_mode(const InspectHeadsOptions& o);
 void patch_mode(const InspectHeadsOptions& o);
 void explain_mode(const InspectHeadsOptions& o);
+void timeline_mode(const InspectHeadsOptions& o);  // timeline_command.cpp
 
 // One row of the rules (inspect_modes.cpp): the option that chooses the mode ("" for the
 // default view), its name in messages, the options it reads besides the model's source

@@ -55,6 +55,8 @@ const std::vector<InspectMode>& inspect_modes() {
        patch_mode},
       {"--explain", "--explain", "", [](const InspectHeadsOptions& o) { return o.explain; }, {"--probe", "--format"}, true,
        explain_mode},
+      {"--timeline", "--timeline", "", [](const InspectHeadsOptions& o) { return o.timeline; },
+       {"--run", "--probe", "--format"}, false, timeline_mode},
       {"", "the default view", "", [](const InspectHeadsOptions&) { return true; },
        {"--text", "--layer", "--head", "--position", "--weights", "--svg", "--format", "--probe", "--text-file"}, true,
        default_view},
@@ -85,7 +87,8 @@ std::string inspect_modes_help() {
     for (const std::string& name : m.reads) line += " " + name;
     out += line + "\n";
   }
-  out += "Every mode but --compare also reads --checkpoint, --config, --seed; every mode --threads, --backend.\n";
+  out += "Every mode but --compare and --timeline also reads --checkpoint, --config, --seed; every mode --threads, "
+         "--backend.\n";
   return out;
 }
 

@@ -14,11 +14,13 @@
 
 #include "cli/commands.h"
 #include "cli/head_logging.h"
+#include "cli/timeline.h"
 #include "core/error.h"
 #include "distributed/communicator.h"
 #include "io/atomic_file.h"
 #include "io/config.h"
 #include "io/floor_record.h"
+#include "report/formation_format.h"
 #include "train/train.h"
 
 namespace mg::cli {
@@ -186,6 +188,19 @@ void write_heads_page(const TrainResult& result, const HeadLogging& heads) {
   }
 }
 
+// The run's formation events (cli/timeline.h), as inspect-heads --timeline --run prints them:
+// a failure to find them (a metrics line, a kept model unreadable) is a warning, the run
+// itself is done.
+void print_timeline(const TrainResult& result) {
+  try {
+    std::fputs(format_formation_events(run_timeline(result.run_dir, std::nullopt), result.run_dir.string()).c_str(),
+               stdout);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mini-gpt: warning: the run's formation events were not found: %s\n",
+                 error_text(e.what()).c_str());
+  }
+}
+
 }  // namespace
 
 Run add_train_command(CLI::App& app) {
@@ -210,7 +225,8 @@ Run add_train_command(CLI::App& app) {
   cmd->add_flag("--profile", options->profile,
                 "After the run, print where a training step's time went per op family, and GFLOP/s");
   cmd->footer(
-      "Writes DIR/config.json, DIR/metrics.jsonl, DIR/latest.safetensors and DIR/best.safetensors.\n"
+      "Writes DIR/config.json, DIR/metrics.jsonl, DIR/latest.safetensors, DIR/best.safetensors and each\n"
+      "evaluation's weights, DIR/evals/step_NNNNNNN.safetensors; prints the run's formation events at the end.\n"
       "Ctrl-C (SIGTERM) finishes the current step, writes latest.safetensors and exits 130 (143).\n"
       "--resume continues in the checkpoint's own folder, or in an --out that is new or empty.");
 
@@ -288,6 +304,7 @@ Run add_train_command(CLI::App& app) {
     }
     std::printf("run directory %s\n", result.run_dir.c_str());
     write_heads_page(result, heads);
+    print_timeline(result);
     if (result.ranks > 1 && result.training_s > 0)
       std::printf("data-parallel over %d ranks: gradient allreduce %.2f ms/step, %.1f%% of a step (waits included)\n",
                   result.ranks, 1e3 * result.allreduce_s / static_cast<double>(std::max<int64_t>(result.steps_run, 1)),

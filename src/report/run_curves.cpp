@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -73,6 +74,47 @@ json head_roles_entry(const nlohmann::json& entry) {
   return out;
 }
 
+// The evaluation's record for the formation events, from the page's entry E (its numbers
+// already checked) and the line's own probe_accuracy_by_tag and role names.
+RunEvaluation evaluation_record(const json& e, const nlohmann::json& line) {
+  RunEvaluation r;
+  r.step = static_cast<int64_t>(e["step"].get<double>());
+  r.val_loss = e["val_loss"].get<double>();
+  if (e.contains("by_kind"))
+    for (const auto& [kind, v] : e["by_kind"].items()) r.accuracy_by_kind.emplace_back(kind, v.get<double>());
+  if (const auto it = line.find("probe_accuracy_by_tag"); it != line.end() && it->is_object())
+    for (const auto& [kind, tags] : it->items()) {
+      if (!tags.is_object() || kind.empty() || kind.size() > kMaxRunNameBytes) continue;
+      const auto alone = finite_member(tags, "no_distractor"), distracted = finite_member(tags, "distractors");
+      if (alone && distracted && r.accuracy_by_tag.size() < kMaxRunNames)
+        r.accuracy_by_tag.push_back({kind, round9(*alone), round9(*distracted), 0, 0});
+    }
+  if (e.contains("head_roles")) {
+    std::map<std::pair<int64_t, int64_t>, std::string> roles;  // the role names, which the page's entries leave out
+    for (const auto& entry : line["head_roles"]) {
+      if (!entry.is_object()) continue;
+      const auto l = entry.find("layer"), h = entry.find("head"), role = entry.find("role");
+      if (l != entry.end() && h != entry.end() && role != entry.end() && l->is_number_integer() &&
+          h->is_number_integer() && role->is_string())
+        roles[{l->get<int64_t>(), h->get<int64_t>()}] = role->get<std::string>().substr(0, kMaxRunNameBytes);
+    }
+    for (const json& h : e["head_roles"]) {
+      RunHeadScores scores{h["layer"].get<int64_t>(), h["head"].get<int64_t>(), "", {}};
+      if (const auto it = roles.find({scores.layer, scores.head}); it != roles.end()) scores.role = it->second;
+      for (const auto& [name, value] : h.items()) {
+        if (name == "layer" || name == "head") continue;
+        if (value.is_number()) scores.scores.emplace_back(name, value.get<double>());
+        else if (value.is_object()) {  // "answer_finding_by_kind": {"who": x} -> "answer_finding.who"
+          const std::string base = name.size() > 8 && name.ends_with("_by_kind") ? name.substr(0, name.size() - 8) : name;
+          for (const auto& [kind, v] : value.items()) scores.scores.emplace_back(base + "." + kind, v.get<double>());
+        }
+      }
+      r.heads.push_back(std::move(scores));
+    }
+  }
+  return r;
+}
+
 }  // namespace
 
 void RunCurves::add_line(std::string_view line) {
@@ -105,6 +147,7 @@ void RunCurves::add_line(std::string_view line) {
     }
     if (!heads.empty()) e["head_roles"] = std::move(heads);
   }
+  records_.push_back(evaluation_record(e, j));
   evals_.push_back(std::move(e));
 }
 
@@ -131,7 +174,7 @@ json RunCurves::to_json(const std::string& dir) const {
           {"train", {{"step", steps}, {"loss", loss}}}, {"evals", std::move(kept)}};
 }
 
-json run_curves(const std::filesystem::path& run_dir) {
+RunCurves read_run_curves(const std::filesystem::path& run_dir) {
   const std::filesystem::path path = run_dir / "metrics.jsonl";
   const std::string bytes = read_file_bytes(path, "the run's metrics", kMaxMetricsBytes);
   RunCurves curves;
@@ -139,7 +182,9 @@ json run_curves(const std::filesystem::path& run_dir) {
   std::string line;
   while (std::getline(in, line)) curves.add_line(line);
   if (curves.lines() == 0) throw InputError(path.string() + " holds no metrics lines");
-  return curves.to_json(run_dir.string());
+  return curves;
 }
+
+json run_curves(const std::filesystem::path& run_dir) { return read_run_curves(run_dir).to_json(run_dir.string()); }
 
 }  // namespace mg

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "interp/formation.h"
+
 namespace mg {
 
 class RunCurves {
@@ -27,10 +29,14 @@ class RunCurves {
   // {"dir", "lines", "skipped", "loss_bucket", "evals_total", "eval_stride", "train": {"step",
   // "loss"}, "evals": [{"step", "val_loss", "probe_accuracy", "by_kind", "head_roles"}]}.
   nlohmann::ordered_json to_json(const std::string& dir) const;
+  // Every evaluation as the formation events read it (interp/formation.h), all of them,
+  // unthinned; by_tag from probe_accuracy_by_tag.
+  const std::vector<RunEvaluation>& evaluation_records() const { return records_; }
 
  private:
   std::vector<std::pair<double, double>> losses_;  // (step, loss)
   std::vector<nlohmann::ordered_json> evals_;
+  std::vector<RunEvaluation> records_;
   int64_t lines_ = 0, skipped_ = 0;
 };
 
@@ -38,6 +44,8 @@ class RunCurves {
 inline constexpr uint64_t kMaxMetricsBytes = uint64_t(256) << 20;
 
 // RUN_DIR's metrics.jsonl, whole. InputError when it cannot be read or holds no lines.
+RunCurves read_run_curves(const std::filesystem::path& run_dir);
+// Its JSON (RunCurves::to_json).
 nlohmann::ordered_json run_curves(const std::filesystem::path& run_dir);
 
 }  // namespace mg

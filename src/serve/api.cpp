@@ -31,13 +31,14 @@ const std::map<std::string, std::vector<std::string>>& mode_options() {
       {"patch", {"clean", "corrupt", "answer", "against", "top"}},
       {"composition", {"top"}},
       {"roles", {}},
+      {"explain", {}},
       {"next", {"text", "position", "temperature", "top_k", "ablate", "answer", "against"}},
   };
   return modes;
 }
 
 // Options of inspect-heads that name a file: the server reads none a request names.
-const std::vector<std::string> kFileOptions = {"checkpoint", "config", "html", "svg", "run", "probe", "text_file",
+const std::vector<std::string> kFileOptions = {"checkpoint", "config", "html", "svg", "probe", "text_file",
                                                "text-file", "compare"};
 
 struct BadRequest {
@@ -142,6 +143,7 @@ std::string mode_json(const std::string& mode, const std::map<std::string, std::
   const InspectModel m{s.model, s.vocab};
   if (mode == "next") return next_json(p, s);
   if (mode == "composition") return s.composition_json;
+  if (mode == "explain") return s.explain_json();  // inspect-heads --explain's, computed once per model
   if (mode == "roles") {
     if (s.roles_json.empty())
       throw BadRequest{"no probe set: roles are scored on one (start serve with --probe FILE, or a checkpoint whose "
@@ -188,11 +190,13 @@ namespace {
 
 // The stable code of an error the pages word in their language (words.js serverError), and
 // its numbers, from the fixed phrase each error's one writer puts in it (server.cpp's
-// refusals, interp's text checks, data/vocab.cpp's unknown symbol); "" for any other, which
+// refusals, interp's text checks, data/vocab.cpp's unknown symbol, run_watch.cpp's step not
+// kept); "" for any other, which
 // a page shows by its HTTP status and the English message. docs/cli.md lists the codes.
 nlohmann::json error_code(const std::string& message) {
   using nlohmann::json;
   static const std::regex unknown_symbol(R"(: symbol .* at position (\d+) is not in the vocabulary of (\d+) symbols)");
+  static const std::regex step_not_kept(R"(^step (\d+): .* kept no model at that step)");
   static const std::regex too_long(R"( has (\d+) symbols, more than the model's block_size of (\d+))");
   const auto starts = [&](const char* phrase) { return message.rfind(phrase, 0) == 0; };
   const auto has = [&](const char* phrase) { return message.find(phrase) != std::string::npos; };
@@ -205,7 +209,8 @@ nlohmann::json error_code(const std::string& message) {
   if (starts("no model yet")) return {{"code", "no_model"}};
   if (starts("busy: ")) return {{"code", "busy"}};
   if (starts("no probe set")) return {{"code", "no_probe"}};
-  if (starts("no run is watched")) return {{"code", "no_run"}};
+  if (has("no run is watched")) return {{"code", "no_run"}};  // also "run: ..." and "step: ..."
+  if (std::regex_search(message, m, step_not_kept)) return {{"code", "step_not_kept"}, {"step", std::stoll(m[1])}};
   if (starts("no such endpoint") || starts("no such path")) return {{"code", "not_found"}};
   if (starts("out of memory")) return {{"code", "out_of_memory"}};
   if (starts("internal error")) return {{"code", "internal"}};
@@ -227,7 +232,7 @@ std::string error_json(const std::string& message) {
 ApiAnswer answer_api(const std::string& mode, const QueryParams& params, const ModelSnapshot& model) {
   if (!mode_options().count(mode))
     return {404, error_json("no such endpoint: /api/" + error_text(mode) + " (the modes: patterns, trace, attribution, "
-                            "logit-lens, patch, composition, roles, next)")};
+                            "logit-lens, patch, composition, roles, explain, next)")};
   try {
     return {200, mode_json(mode, mode_params(mode, params), model)};
   } catch (const BadRequest& e) {

@@ -15,6 +15,8 @@
 
 #include "core/error.h"
 #include "inference/model_store.h"
+#include "io/evaluation_models.h"
+#include "report/formation_format.h"
 
 namespace mg::serve {
 namespace {
@@ -24,6 +26,8 @@ namespace {
 constexpr size_t kMaxLineBytes = size_t(4) << 20;
 // Read at most this much per poll, so that a poll of a long run's file stays short.
 constexpr size_t kMaxReadBytes = size_t(16) << 20;
+// Kept models served at once for the slider: a learner drags between a few.
+constexpr size_t kMaxReplayModels = 6;
 
 }  // namespace
 
@@ -70,6 +74,58 @@ void RunWatch::stop() {
 void RunWatch::poll() {
   read_new_lines();
   check_checkpoint();
+  bool read_schedule = false;
+  {
+    std::lock_guard lock(mutex_);
+    read_schedule = !schedule_;
+  }
+  if (read_schedule && stamp(dir_ / "config.json")) {
+    std::optional<RunSchedule> schedule;
+    try {
+      schedule = run_schedule(read_config_file(dir_ / "config.json"));
+    } catch (const Error&) {
+      schedule = RunSchedule{};  // a config this version cannot read: no schedule events
+    }
+    std::lock_guard lock(mutex_);
+    schedule_ = schedule;
+  }
+  // The events, found again only when an evaluation came (a long run's are not found anew
+  // at every request of the page).
+  std::lock_guard lock(mutex_);
+  const int64_t evaluations = curves_.evaluations();
+  if (evaluations != events_for_ || schedule_ != events_schedule_) {
+    events_ = formation_events_json(find_formation_events(curves_.evaluation_records(),
+                                                          schedule_ ? *schedule_ : RunSchedule{}),
+                                    dir_.string())["events"];
+    events_for_ = evaluations;
+    events_schedule_ = schedule_;
+  }
+}
+
+std::shared_ptr<const ModelSnapshot> RunWatch::snapshot_at(int64_t step) {
+  std::lock_guard lock(replay_mutex_);
+  if (const auto it = replay_.find(step); it != replay_.end()) {
+    replay_order_.remove(step);
+    replay_order_.push_back(step);
+    return it->second;
+  }
+  const std::filesystem::path path = evaluation_model_path(dir_, step);
+  if (!stamp(path)) {
+    std::string steps;
+    const std::vector<EvaluationModel> kept = list_evaluation_models(dir_);
+    for (size_t i = 0; i < kept.size() && i < 8; ++i) steps += (i ? ", " : "") + std::to_string(kept[i].step);
+    throw InputError("step " + std::to_string(step) + ": " + dir_.string() + " kept no model at that step" +
+                     (kept.empty() ? " (its evals/ holds none)"
+                                   : " (kept: " + steps + (kept.size() > 8 ? ", …" : "") + ")"));
+  }
+  auto snapshot = make_snapshot(load_model(path), probes_, path.string(), 0);
+  if (replay_.size() >= kMaxReplayModels) {
+    replay_.erase(replay_order_.front());
+    replay_order_.pop_front();
+  }
+  replay_[step] = snapshot;
+  replay_order_.push_back(step);
+  return snapshot;
 }
 
 void RunWatch::read_new_lines() {
@@ -169,6 +225,13 @@ std::string RunWatch::status_json() const {
                   {"step", served ? nlohmann::ordered_json(served->step) : nlohmann::ordered_json(nullptr)},
                   {"source", served ? served->source : std::string()}, {"reloads", reloads_},
                   {"reload_error", reload_error_}};
+  nlohmann::ordered_json kept = nlohmann::ordered_json::array();
+  try {
+    for (const EvaluationModel& m : list_evaluation_models(dir_)) kept.push_back(m.step);
+  } catch (const Error&) {  // a folder that cannot be listed: no slider yet
+  }
+  out["eval_models"] = std::move(kept);
+  out["events"] = events_.is_null() ? nlohmann::ordered_json::array() : events_;
   return out.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 

@@ -32,6 +32,8 @@ struct ProbeSet {
 };
 
 struct ModelSnapshot {
+  ModelSnapshot(Gpt m, Vocab v, Config c, int64_t s, std::string src, int64_t g)
+      : model(std::move(m)), vocab(std::move(v)), config(std::move(c)), step(s), source(std::move(src)), generation(g) {}
   Gpt model;
   Vocab vocab;
   Config config;
@@ -43,9 +45,21 @@ struct ModelSnapshot {
   std::optional<RoleReport> pattern_roles;
   std::string roles_json;        // "" without a probe set
   std::string composition_json;  // inspect-heads --composition --format json
+
+  // inspect-heads --explain --format json on the probe set, computed at the first request
+  // (it runs the probe's patching: seconds on the default model) and kept; InputError
+  // without a probe set.
+  std::string explain_json() const;
+
+ private:
+  const ProbeSet* probes_ = nullptr;  // outlives the snapshot (serve_command's)
+  mutable std::once_flag explained_;
+  mutable std::string explain_json_, explain_error_;
+  friend std::shared_ptr<const ModelSnapshot> make_snapshot(LoadedModel, const ProbeSet&, const std::string&, int64_t);
 };
 
 // Builds the snapshot of LOADED: its roles on PROBES and its composition, computed here.
+// PROBES must outlive it.
 std::shared_ptr<const ModelSnapshot> make_snapshot(LoadedModel loaded, const ProbeSet& probes, const std::string& source,
                                                    int64_t generation);
 

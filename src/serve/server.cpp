@@ -34,6 +34,7 @@
 #include "live_assets.h"  // generated from src/serve/page/ at build time
 #include "report/explorer.h"
 #include "serve/api.h"
+#include "serve/model_choice.h"
 
 namespace mg::serve {
 namespace {
@@ -152,7 +153,8 @@ std::string error_answer(int status, const std::string& message, bool head_only,
   return json_answer(status, error_json(message), head_only, extra);
 }
 
-std::string model_info(const ModelSnapshot& s, const ProbeSet& probes, const ServerOptions& options, bool run) {
+std::string model_info(const ModelSnapshot& s, const ProbeSet& probes, const ServerOptions& options, bool run,
+                       size_t runs) {
   const ModelConfig& c = s.model.config();
   nlohmann::ordered_json info = {
       {"model",
@@ -166,6 +168,7 @@ std::string model_info(const ModelSnapshot& s, const ProbeSet& probes, const Ser
       {"generation", s.generation},
       {"probe", probes.items.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(probes.name)},
       {"run", run},
+      {"runs", runs},
       {"max_query_bytes", kMaxQueryBytes}};
   return info.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
@@ -202,7 +205,7 @@ struct Server::Impl {
   ServerOptions options;
   ServedModel& served;
   const ProbeSet& probes;
-  RunWatch* run;
+  std::vector<RunWatch*> runs;  // the first serves SERVED
   std::string page = live_page();
   int port = 0;
   int listen_fd = -1;
@@ -211,8 +214,8 @@ struct Server::Impl {
   std::list<std::pair<uint64_t, Connection>> connections;  // oldest first
   uint64_t next_id = 1;
 
-  Impl(ServerOptions o, ServedModel& s, const ProbeSet& p, RunWatch* r)
-      : options(std::move(o)), served(s), probes(p), run(r) {
+  Impl(ServerOptions o, ServedModel& s, const ProbeSet& p, std::vector<RunWatch*> r)
+      : options(std::move(o)), served(s), probes(p), runs(std::move(r)) {
     wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake_fd < 0) throw IoError(std::string("cannot start the server: eventfd: ") + std::strerror(errno));
   }
@@ -241,24 +244,40 @@ struct Server::Impl {
     const bool head_only = req.method == "HEAD";
     static const std::regex api_path(R"(/api/([A-Za-z0-9_\-]*))");
     try {
+      const char* page_policy =
+          "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; "
+          "img-src data:; frame-src 'self'";
+      // Several runs: their pages side by side, each a frame of its own (/?run=I).
+      if (req.path == "/" && runs.size() > 1 && std::none_of(req.params.begin(), req.params.end(), [](const auto& p) {
+            return p.first == "run";
+          }))
+        return http_response(200, "text/html; charset=utf-8", runs_side_by_side_page(runs),
+                             {{"Content-Security-Policy", page_policy}}, head_only);
       if (req.path == "/")
-        return http_response(200, "text/html; charset=utf-8", page,
-                             {{"Content-Security-Policy",
-                               "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-                               "connect-src 'self'; img-src data:"}},
+        return http_response(200, "text/html; charset=utf-8", page, {{"Content-Security-Policy", page_policy}},
                              head_only);
-      const std::shared_ptr<const ModelSnapshot> model = served.current();
-      // `serve --run` started before the run's first checkpoint: only the run is there yet.
-      if (!model && req.path != "/api/run")
+      // run= and step= choose the model every /api/ path answers about.
+      QueryParams params = req.params;
+      ModelChoice choice;
+      try {
+        choice = choose_model(params, served, probes, runs);
+      } catch (const ChoiceRefused& refused) {
+        return error_answer(refused.status, refused.message, head_only);
+      }
+      // `serve --run` started before the run's first checkpoint (and before any evaluation
+      // it keeps): only the run is there yet.
+      if (!choice.model && req.path != "/api/run")
         return error_answer(503, "no model yet: waiting for the run's first checkpoint (latest.safetensors)", head_only);
-      if (req.path == "/api/info") return json_answer(200, model_info(*model, probes, options, run != nullptr), head_only);
+      if (req.path == "/api/info")
+        return json_answer(200, model_info(*choice.model, *choice.probes, options, choice.run != nullptr, runs.size()),
+                           head_only);
       if (req.path == "/api/run") {
-        if (!run) return error_answer(404, "no run is watched: start serve with --run DIR", head_only);
-        return json_answer(200, run->status_json(), head_only);
+        if (!choice.run) return error_answer(404, "no run is watched: start serve with --run DIR", head_only);
+        return json_answer(200, choice.run->status_json(), head_only);
       }
       std::smatch match;
       if (std::regex_match(req.path, match, api_path)) {
-        const ApiAnswer a = answer_api(match[1], req.params, *model);
+        const ApiAnswer a = answer_api(match[1], params, *choice.model);
         return json_answer(a.status, a.body, head_only);
       }
       return error_answer(404, "no such path: " + error_text(req.path), head_only);
@@ -456,8 +475,8 @@ struct Server::Impl {
   }
 };
 
-Server::Server(ServerOptions options, ServedModel& served, const ProbeSet& probes, RunWatch* run)
-    : impl_(std::make_unique<Impl>(std::move(options), served, probes, run)) {}
+Server::Server(ServerOptions options, ServedModel& served, const ProbeSet& probes, std::vector<RunWatch*> runs)
+    : impl_(std::make_unique<Impl>(std::move(options), served, probes, std::move(runs))) {}
 
 Server::~Server() = default;
 

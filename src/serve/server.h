@@ -1,5 +1,6 @@
-// The HTTP server of `mini-gpt serve`: the live page at /, the JSON endpoints at /api/
-// (serve/api.h), the model's description at /api/info and the watched run at /api/run.
+// The HTTP server of `mini-gpt serve`: the live page at / (several runs' pages side by side),
+// the JSON endpoints at /api/ (serve/api.h), the model's description at /api/info and the
+// watched run at /api/run, each about the model run= and step= choose (serve/model_choice.h).
 // Safe by default:
 // - it binds the address given (127.0.0.1 unless told otherwise);
 // - a request whose Host header is not that address, localhost or 127.0.0.1 with the port
@@ -29,6 +30,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "serve/http_request.h"
 #include "serve/run_watch.h"
@@ -54,8 +56,9 @@ struct ServerOptions {
 
 class Server {
  public:
-  // RUN may be null (no --run).
-  Server(ServerOptions options, ServedModel& served, const ProbeSet& probes, RunWatch* run);
+  // RUNS: the watched runs (none without --run), the first serving SERVED with PROBES;
+  // a request's run= and step= choose among them (serve/model_choice.h).
+  Server(ServerOptions options, ServedModel& served, const ProbeSet& probes, std::vector<RunWatch*> runs);
   ~Server();
 
   // Binds the address; InputError naming it when it cannot (a port in use). Returns the port.

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "inference/model_store.h"
+#include "io/evaluation_models.h"
 #include "kernels/runtime.h"
 
 namespace mg {
@@ -23,13 +24,28 @@ bool CheckpointPolicy::latest_due(int64_t step) const {
 }
 
 void CheckpointPolicy::save(const TrainingState& state, const char* name) const {  // rank 0
+  refuse_non_finite(state);
+  save_model(run_dir_ / name, config_, vocab_, state.step, state.model, &state.optimizer, metadata(state));
+}
+
+void CheckpointPolicy::keep_evaluation(const TrainingState& state) const {  // rank 0
+  refuse_non_finite(state);
+  const std::filesystem::path path = evaluation_model_path(run_dir_, state.step);
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec) throw IoError("cannot create " + path.parent_path().string() + ": " + ec.message());
+  // The weights alone: what inspect-heads, the slider and the timeline read. The moments
+  // (twice the weights) would only serve a resume, which latest.safetensors serves.
+  save_model(path, config_, vocab_, state.step, state.model, nullptr, {});
+}
+
+void CheckpointPolicy::refuse_non_finite(const TrainingState& state) const {
   for (const auto& p : state.model.parameters().all())
     for (float v : p.var.value().span())
       if (!std::isfinite(v))
         throw Error("parameter " + p.name + " became non-finite at step " + std::to_string(state.step) +
                     "; stopped, the last good checkpoint is " + (run_dir_ / "latest.safetensors").string() +
                     " (try a lower train.lr)");
-  save_model(run_dir_ / name, config_, vocab_, state.step, state.model, &state.optimizer, metadata(state));
 }
 
 std::map<std::string, std::string> CheckpointPolicy::metadata(const TrainingState& state) const {

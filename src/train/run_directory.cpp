@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "data/text_file.h"
 #include "io/atomic_file.h"
+#include "io/evaluation_models.h"
 #include "data/json_limits.h"
 
 namespace mg {
@@ -27,15 +28,30 @@ namespace fs = std::filesystem;
 constexpr const char* kRunFiles[] = {"latest.safetensors", "best.safetensors", "metrics.jsonl", "config.json"};
 constexpr const char* kWriteProbe = ".write-test";
 
+// ".step_NNNNNNN.safetensors.tmp.PID": an evaluation model's write a kill cut short.
+bool is_evaluation_temporary(const std::string& name) {
+  const size_t tmp = name.find(".tmp");
+  return name.size() > 1 && name[0] == '.' && tmp != std::string::npos &&
+         evaluation_model_step(name.substr(1, tmp - 1)) >= 0;
+}
+
 // Such leftovers may be cut short at any byte, so they are never loaded; a starting or
 // resuming run removes them so that nobody later takes one for a checkpoint. (It holds
 // the folder's lock then, so no other run's temporaries can be among them.)
+// The evaluation models' folder (io/evaluation_models.h) is swept the same way.
 void remove_stale_temporary_files(const fs::path& dir) {
   std::error_code ec;
   std::vector<fs::path> stale;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
     if (is_temporary_file_name(it->path().filename().string())) stale.push_back(it->path());
   if (ec) throw IoError("cannot list run directory " + dir.string() + ": " + ec.message());
+  const fs::path evals = dir / kEvaluationsFolder;
+  std::error_code absent;  // no evals/ yet (a run before its first evaluation): nothing to sweep
+  if (fs::is_directory(fs::symlink_status(evals, absent))) {
+    for (fs::directory_iterator it(evals, ec), end; !ec && it != end; it.increment(ec))
+      if (is_evaluation_temporary(it->path().filename().string())) stale.push_back(it->path());
+    if (ec) throw IoError("cannot list " + evals.string() + ": " + ec.message());
+  }
   for (const auto& path : stale)
     if (!fs::remove(path, ec) && ec)
       throw IoError("cannot remove stale temporary file " + path.string() + ": " + ec.message());
@@ -67,7 +83,9 @@ void probe_run_dir(const fs::path& dir) {
 // A fresh run never overwrites another run's checkpoints, metrics or config.
 void refuse_to_overwrite(const fs::path& dir) {
   const fs::path latest = dir / "latest.safetensors";
-  for (const char* name : kRunFiles) {
+  std::vector<std::string> names(std::begin(kRunFiles), std::end(kRunFiles));
+  names.push_back(kEvaluationsFolder);
+  for (const std::string& name : names) {
     if (!fs::exists(dir / name)) continue;
     if (fs::exists(latest))
       throw InputError("run directory " + dir.string() + " already holds a run (" + name +
@@ -141,6 +159,16 @@ std::unique_ptr<DirectoryLock> open_run_dir(const fs::path& dir, const std::opti
   probe_run_dir(dir);
   remove_stale_temporary_files(dir);
   return lock;
+}
+
+void remove_later_evaluation_models(const fs::path& run_dir, int64_t step) {
+  for (const EvaluationModel& m : list_evaluation_models(run_dir)) {
+    if (m.step <= step) continue;
+    std::error_code ec;
+    if (!fs::remove(m.path, ec) && ec)
+      throw IoError("cannot remove " + m.path.string() + " (past the resumed step " + std::to_string(step) +
+                    "): " + ec.message());
+  }
 }
 
 // The longest metrics.jsonl line a resume keeps: a line of the largest model's head roles

@@ -38,4 +38,10 @@ std::unique_ptr<DirectoryLock> open_run_dir(const std::filesystem::path& dir,
 // too, without being held in memory.
 void truncate_metrics(const std::filesystem::path& path, int64_t step);
 
+// Removes RUN_DIR/evals/step_N.safetensors for every N past STEP: a run killed after its
+// last checkpoint kept evaluations that the resumed run takes again (the same weights
+// bit for bit when nothing else changed; another max_steps or config would leave the
+// folder holding two runs' models otherwise). The earlier ones stay.
+void remove_later_evaluation_models(const std::filesystem::path& run_dir, int64_t step);
+
 }  // namespace mg

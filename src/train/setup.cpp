@@ -129,6 +129,7 @@ void resume_training(const fs::path& checkpoint, const Config& config, const Voc
   restore("dropout_rng_state", [&](const std::string& text) { state.dropout_rng.set_state_string(text); });
   if (auto it = meta.find("best_val_loss"); it != meta.end()) state.best_val = parse_best_val_loss(it->second, origin);
   truncate_metrics(run_dir / "metrics.jsonl", state.step);
+  remove_later_evaluation_models(run_dir, state.step);
 }
 
 }  // namespace mg

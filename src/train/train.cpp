@@ -272,6 +272,7 @@ class TrainingRun {
     // On the writer only: every rank holds the same weights, and only the writer logs.
     if (writer_ && request_.on_evaluation) fields = request_.on_evaluation({state_.model, corpus_.vocab, probes_});
     checkpoints_.keep_if_best(state_, figures.val_loss);
+    if (writer_) checkpoints_.keep_evaluation(state_);
     return fields;
   }
 

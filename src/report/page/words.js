@@ -261,11 +261,28 @@ const mgWords = (function () {
     errNoProbe: 'no probe set: roles are scored on one (start serve with --probe FILE)',
     errNoRun: 'no run is watched: start serve with --run DIR',
     errNotFound: (m) => `not found: ${m}`,
+    errStepNotKept: (step) => `the run kept no model at step ${step} (removed since? move the slider)`,
     errOutOfMemory: 'the server ran out of memory',
     errInternal: (m) => `the server failed: ${m}`,
     errStatus: (s, m) => `the server refused (HTTP ${s}): ${m}`,
     errNotJson: (s) => `the server answered HTTP ${s} with no JSON`,
     reloadFailed: (d) => d,
+    // The step slider and its formation events (serve --run).
+    replayTitle: 'Replay the run',
+    replayHint: 'Every view below shows the model the run kept at the evaluation chosen here; the marks are its formation events.',
+    replayCurves: 'validation loss and probe accuracy at each evaluation, under the slider',
+    replayLatestButton: 'latest',
+    replayChainTitle: 'The chain --explain finds',
+    replayKept: (step, source) => `evaluation at step ${step} (${source})`,
+    replayLatest: (step) => `latest: step ${step}, the model served now`,
+    replayEvents: (n) => `${n} formation event${n === 1 ? '' : 's'} (inspect-heads --timeline)`,
+    replayNoChain: 'no probe set: the chain is found on one',
+    replayFinding: 'finding the chain…',
+    replayChainHeader: ['kind', 'accuracy', 'writer', 'carrier', ''],
+    replayLearned: (learned, shortcut) => (learned ? 'learned' : shortcut ? 'a shortcut' : 'not learned'),
+    replayChanged: 'changed most',
+    replayGo: 'show',
+    replayLegend: 'under the slider: the validation loss (solid, from its highest to its lowest) and each kind’s probe accuracy (dashed, 0 to 1) at each kept evaluation',
     noteNoMetrics: 'no metrics.jsonl yet',
     noteMetricsTooLarge: (mib) => `metrics.jsonl is past ${mib} MiB: later lines are not followed`,
   };
@@ -500,11 +517,27 @@ const mgWords = (function () {
     errNoProbe: '没有检测集：角色要在检测集上计算（用 --probe FILE 启动 serve）',
     errNoRun: '没有在跟随训练：用 serve --run DIR 启动',
     errNotFound: (m) => `找不到：${m}`,
+    errStepNotKept: (step) => `训练没有保存第 ${step} 步的模型（已被删除？请移动滑块）`,
     errOutOfMemory: '服务器内存不足',
     errInternal: (m) => `服务器内部出错：${m}`,
     errStatus: (s, m) => `服务器拒绝了请求（HTTP ${s}）：${m}`,
     errNotJson: (s) => `服务器返回 HTTP ${s}，内容不是 JSON`,
     reloadFailed: (d) => `检查点重新加载失败（服务器原文：${d}）`,
+    replayTitle: '回放训练',
+    replayHint: '下面每个视图显示训练在这里所选评估时保存的模型；标记是它的形成事件。',
+    replayCurves: '每次评估的验证损失和检测准确率，在滑块下方',
+    replayLatestButton: '最新',
+    replayChainTitle: 'inspect-heads --explain 找到的读答案链',
+    replayKept: (step, source) => `第 ${step} 步的评估（${source}）`,
+    replayLatest: (step) => `最新：第 ${step} 步，正在使用的模型`,
+    replayEvents: (n) => `${n} 个形成事件（inspect-heads --timeline）`,
+    replayNoChain: '没有检测集：读答案链要在检测集上找',
+    replayFinding: '正在找读答案链…',
+    replayChainHeader: ['问题类型', '准确率', '写答案头', '带线索头', ''],
+    replayLearned: (learned, shortcut) => (learned ? '学会了' : shortcut ? '靠捷径' : '没有学会'),
+    replayChanged: '变化最大',
+    replayGo: '显示',
+    replayLegend: '滑块下方：每次保留的评估的验证损失（实线，从最高到最低）和每类问题的检测准确率（虚线，0 到 1）',
     noteNoMetrics: '还没有 metrics.jsonl',
     noteMetricsTooLarge: (mib) => `metrics.jsonl 超过 ${mib} MiB：后面的行不再跟随`,
   };
@@ -644,6 +677,7 @@ const mgWords = (function () {
       case 'no_probe': return t('errNoProbe');
       case 'no_run': return t('errNoRun');
       case 'not_found': return t('errNotFound', b.error);
+      case 'step_not_kept': return t('errStepNotKept', b.step);
       case 'out_of_memory': return t('errOutOfMemory');
       case 'internal': return t('errInternal', b.error);
       default: break;

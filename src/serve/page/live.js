@@ -16,17 +16,24 @@
   const $ = (id) => document.getElementById(id);
   const DEBOUNCE_MS = 40;
   let info = null, vocab = new Set(), L = 0, H = 0;
+  // The run this page follows (serve --run A --run B shows one page per run, /?run=I) and the
+  // evaluation its views show (state.step: a step the run kept a model at, or null for the
+  // model served now).
+  const RUN = new URLSearchParams(location.search).get('run');
   const state = {
     tokens: [], query: 0, head: { layer: 0, head: 0 }, ablated: new Set(), patch: null, swapAt: null,
-    seq: 0, drawn: 0, inputAt: performance.now(), patterns: null, answers: null,
+    seq: 0, drawn: 0, inputAt: performance.now(), patterns: null, answers: null, step: null,
   };
   const sym = symbolLabel;  // a symbol as every CLI text shows it: a newline as \n, a space as ␣
   let roles = null;  // /api/roles, once per model
 
   // ---- the server ------------------------------------------------------------------------
+  // Every request names the page's run and, but for the run's status, the evaluation shown.
   async function api(path, params) {
     const query = new URLSearchParams();
     for (const [k, v] of Object.entries(params || {})) if (v !== undefined && v !== null && v !== '') query.set(k, v);
+    if (RUN !== null) query.set('run', RUN);
+    if (state.step !== null && path !== '/api/run') query.set('step', state.step);
     let response;
     try {
       response = await fetch(path + (query.toString() ? '?' + query : ''));
@@ -173,7 +180,7 @@
       state.swapAt = null;
       $('swap-palette').hidden = true;
     }
-    const seq = ++state.seq, P = state.query, { layer, head } = state.head;
+    const seq = ++state.seq, P = state.query, { layer, head } = state.head, asked = state.step;
     const answer = $('answer').value, against = $('against').value;
     const pair = answer && against && answer !== against ? { answer, against } : {};
     const sampling = { temperature: $('temperature').value, top_k: $('top-k').value };
@@ -200,6 +207,7 @@
     status('');
     state.drawn++;
     document.body.dataset.updateMs = (performance.now() - state.inputAt).toFixed(1);
+    document.body.dataset.modelStep = asked === null ? 'latest' : String(asked);
     document.body.dataset.updates = String(state.drawn);
   }
 
@@ -501,8 +509,10 @@
       runSeen = key;
       drawRunCharts(run);
     }
-    // A new checkpoint (the first one, when serve waited for it): new numbers everywhere.
-    if (m.generation !== 0 && (!info || m.generation !== info.generation)) {
+    updateReplay(run);
+    // A new checkpoint (the first one, when serve waited for it): new numbers everywhere,
+    // unless the page shows a kept evaluation (the slider's).
+    if (state.step === null && m.generation !== 0 && (!info || m.generation !== info.generation)) {
       try {
         await (info ? loadModel() : startWithModel());
       } catch (e) {
@@ -512,9 +522,140 @@
     setTimeout(pollRun, 1000);
   }
 
+  // ---- the replay: a slider over the evaluations the run kept, its events, the chain ----------
+  // The page's sentences of the replay, in one place (a translation adds a table beside it).
+  const THUMB = 8;  // half a range thumb's width in Chromium, CSS pixels: where value 0 sits
+  const replay = { steps: [], events: [], evals: [], key: '' };
+
+  // The x of evaluation I of N on the slider, its marks and its curves alike.
+  function replayX(i, n, width) {
+    return n <= 1 ? width / 2 : THUMB + (i * (width - 2 * THUMB)) / (n - 1);
+  }
+  // The kept evaluation an event is shown at: the first at or after its step, else the last.
+  function eventIndex(step) {
+    const i = replay.steps.findIndex((s) => s >= step);
+    return i < 0 ? replay.steps.length - 1 : i;
+  }
+  const EVENT_COLOURS = { accuracy: '#2ca02c', role_jump: '#9467bd', loss_bump: '#d62728', loss_plateau: '#ff7f0e',
+    schedule: '#111' };
+
+  function updateReplay(run) {
+    const steps = Array.isArray(run.eval_models) ? run.eval_models : [];
+    const events = Array.isArray(run.events) ? run.events : [];
+    const key = `${steps.join(',')}/${events.length}/${run.curves.evals_total}`;
+    if (!steps.length || key === replay.key) return;
+    replay.key = key;
+    replay.steps = steps;
+    replay.events = events;
+    replay.evals = run.curves.evals || [];
+    $('replay-section').hidden = false;
+    const slider = $('step-slider');
+    slider.max = String(steps.length - 1);
+    if (state.step === null) slider.value = String(steps.length - 1);
+    drawReplay();
+  }
+
+  function drawReplay() {
+    const slider = $('step-slider'), n = replay.steps.length, width = slider.getBoundingClientRect().width || 600;
+    const marks = replay.events.map((e, k) => {
+      const i = eventIndex(e.step);
+      return el('div', { class: 'mark', id: `event-mark-${k}`, 'data-step': e.step, 'data-type': e.type,
+        'data-index': i, title: `${words('step')} ${e.step}: ${e.headline}`,
+        style: `left:${replayX(i, n, width).toFixed(1)}px;background:${EVENT_COLOURS[e.type] || '#555'}` });
+    });
+    marks.forEach((m) => m.addEventListener('click', () => chooseIndex(Number(m.dataset.index))));
+    $('event-marks').replaceChildren(...marks);
+    $('event-summary').textContent = words('replayEvents', replay.events.length);
+    $('step-legend').textContent = words('replayLegend');
+    $('event-list').replaceChildren(...replay.events.map((e, k) => {
+      const go = el('button', { type: 'button', text: words('replayGo') });
+      go.addEventListener('click', () => chooseIndex(eventIndex(e.step)));
+      const heads = (e.heads || []).map((h) => `${h.head} ${h.score} ${fixed(h.before, 2)}→${fixed(h.after, 2)}`).join(', ');
+      return el('li', { id: `event-${k}`, 'data-step': e.step, 'data-type': e.type }, go,
+        ` ${words('step')} ${e.step} · ${e.headline}` + (heads ? ` · ${words('replayChanged')}: ${heads}` : ''));
+    }));
+    drawStepCurves(width);
+  }
+
+  // Under the slider: the validation loss (scaled to its range) and each kind's accuracy
+  // (0 to 1) at every kept evaluation, and the evaluation shown.
+  function drawStepCurves(width) {
+    const n = replay.steps.length, height = 70, ctx = sizeCanvas($('step-curves'), width, height);
+    const byStep = new Map(replay.evals.map((e) => [e.step, e]));
+    const at = replay.steps.map((s) => byStep.get(s) || null);
+    const losses = at.filter((e) => e).map((e) => e.val_loss);
+    const lo = Math.min(...losses), hi = Math.max(...losses);
+    const line = (value, colour, dash) => {
+      ctx.strokeStyle = colour;
+      ctx.setLineDash(dash ? [4, 2] : []);
+      ctx.beginPath();
+      let started = false;
+      at.forEach((e, i) => {
+        const v = e ? value(e) : null;
+        if (v === null || v === undefined || !Number.isFinite(v)) return;
+        const x = replayX(i, n, width), y = 4 + (height - 8) * (1 - v);
+        if (started) ctx.lineTo(x, y); else ctx.moveTo(x, y);
+        started = true;
+      });
+      ctx.stroke();
+    };
+    if (losses.length) line((e) => (hi > lo ? (e.val_loss - lo) / (hi - lo) : 0.5), '#1f77b4', false);
+    const kinds = new Set();
+    at.forEach((e) => e && Object.keys(e.by_kind || {}).forEach((k) => kinds.add(k)));
+    [...kinds].forEach((k, i) => line((e) => (e.by_kind || {})[k], headColour(i + 1), true));
+    const shown = state.step === null ? n - 1 : replay.steps.indexOf(state.step);
+    ctx.setLineDash([]);
+    ctx.strokeStyle = '#999';
+    ctx.beginPath();
+    ctx.moveTo(replayX(shown, n, width), 0);
+    ctx.lineTo(replayX(shown, n, width), height);
+    ctx.stroke();
+  }
+
+  function chooseIndex(i) {
+    $('step-slider').value = String(i);
+    setStep(replay.steps[i]);
+  }
+
+  async function setStep(step) {
+    state.step = step;
+    state.inputAt = performance.now();
+    drawStepCurves($('step-slider').getBoundingClientRect().width || 600);
+    await loadModel();
+  }
+
+  async function drawChain() {
+    const box = $('chain'), asked = state.step;
+    if (!info.probe) {
+      box.replaceChildren(el('p', { class: 'hint', text: words('replayNoChain') }));
+      return;
+    }
+    box.replaceChildren(el('p', { class: 'hint', text: words('replayFinding') }));
+    let chain;
+    try {
+      chain = await api('/api/explain');
+    } catch (e) {
+      box.replaceChildren(el('p', { class: 'hint', text: serverError(e) }));
+      return;
+    }
+    if (asked !== state.step) return;  // the slider has moved on
+    const table = el('table', { class: 'numbers', id: 'chain-table', 'data-step': asked === null ? 'latest' : asked },
+      el('tr', {}, ...words('replayChainHeader').map((x, i) => el('th', { class: i === 0 ? 'sym' : '', text: x }))));
+    for (const k of chain.kinds)
+      table.append(el('tr', { id: `chain-${k.kind}`, 'data-writer': k.writer || '', 'data-carrier': k.carrier || '' },
+        el('td', { class: 'name', text: kind(k.kind) }), el('td', { text: fixed(k.accuracy, 3) }),
+        el('td', { text: k.writer || '–' }),
+        el('td', { text: k.carrier ? `${k.carrier} (${k.composition})` : '–' }),
+        el('td', { text: words('replayLearned', k.learned, k.shortcut) })));
+    box.replaceChildren(table);
+  }
+
   // ---- start -------------------------------------------------------------------------------
   function drawModelLine() {
     if (info) $('model-line').textContent = words('liveModelLine', info.model, info.step, info.source, info.probe);
+  }
+  function drawStepLabel() {
+    if (info) $('step-label').textContent = state.step === null ? words('replayLatest', info.step) : words('replayKept', info.step, info.source);
   }
   async function loadModel() {
     info = await api('/api/info');
@@ -522,6 +663,8 @@
     L = info.model.n_layer;
     H = info.model.n_head;
     drawModelLine();
+    drawStepLabel();
+    if (info.run) drawChain();
     fillPickers();
     roles = null;
     drawRoles();
@@ -538,6 +681,8 @@
     if (info) {
       fillPickers();
       drawRoles();
+      drawStepLabel();
+      if (info.run) drawChain();  // its table's words (the chain is computed once per model)
       const problem = textProblem(Array.from($('text').value));
       if (problem) {
         $('oov-line').textContent = problem;
@@ -551,10 +696,22 @@
       drawRunNote(lastRun);
       drawRunCharts(lastRun);
     }
+    if (replay.steps.length) drawReplay();
   }
 
   // ---- start -------------------------------------------------------------------------------
   function bindControls() {
+    // The replay's slider (shown once the watched run has kept a model).
+    $('step-slider').addEventListener('input', () => {
+      clearTimeout(setStep.timer);
+      const i = Number($('step-slider').value);
+      setStep.timer = setTimeout(() => setStep(replay.steps[i]), DEBOUNCE_MS);
+    });
+    $('step-latest').addEventListener('click', () => {
+      $('step-slider').value = String(replay.steps.length - 1);
+      setStep(null);
+    });
+    window.addEventListener('resize', () => { if (replay.steps.length) drawReplay(); });
     $('text').addEventListener('input', onInput);
     $('temperature').addEventListener('input', () => {
       $('temperature-value').textContent = Number($('temperature').value).toFixed(2);
