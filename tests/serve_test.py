@@ -175,6 +175,7 @@ def bad_requests(port):
         "an unknown path": {"code": "not_found"},
         "an unknown mode": {"code": "not_found"},
         "a path below a mode": {"code": "not_found"},
+        "a step at which the run kept no model": {"code": "step_not_kept", "step": 7},
     }
     rows = []
     for what, method, target, headers, body, expected in cases:
