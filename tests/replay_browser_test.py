@@ -78,6 +78,9 @@ def main():
         printed = train(binary, source, run_a, "train.freeze_block0_qk_to_step=30")
         check("formation events of" in printed and "train.freeze_block0_qk_to_step" in printed,
               f"train printed no formation events: {printed[-600:]}")
+        # train's end leaves the chains to --timeline (one --explain per kept model) and says so.
+        check("chain before" not in printed and f"inspect-heads --timeline --run {run_a}" in printed,
+              f"train's end should name --timeline for the chains, not find them: {printed[-600:]}")
         train(binary, source, run_b, "model.n_head=1", "train.seed=8")
         kept = sorted(int(n[5:12]) for n in os.listdir(os.path.join(run_a, "evals")) if n.startswith("step_"))
         check(kept == [10, 20, 30, 40, 50, 60], f"run A kept {kept}")

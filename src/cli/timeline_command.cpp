@@ -14,7 +14,8 @@
 
 namespace mg::cli {
 
-std::vector<FormationEvent> run_timeline(const std::filesystem::path& run_dir, const std::optional<std::string>& probe) {
+std::vector<FormationEvent> run_timeline(const std::filesystem::path& run_dir, const std::optional<std::string>& probe,
+                                         TimelineChains chains) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(run_dir, ec)) throw InputError("--run " + run_dir.string() + " is not a run directory (not a folder)");
@@ -26,7 +27,7 @@ std::vector<FormationEvent> run_timeline(const std::filesystem::path& run_dir, c
   if (fs::exists(run_dir / "config.json", ec)) config = read_config_file(run_dir / "config.json");
   std::vector<FormationEvent> events =
       find_formation_events(curves.evaluation_records(), config ? run_schedule(*config) : RunSchedule{});
-  if (kept.empty()) return events;
+  if (kept.empty() || chains == TimelineChains::left_out) return events;
 
   // The probe set the chains are found on: --probe, else the models' data.probe_path.
   std::vector<ProbeItem> probes;

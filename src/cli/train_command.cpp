@@ -188,13 +188,19 @@ void write_heads_page(const TrainResult& result, const HeadLogging& heads) {
   }
 }
 
-// The run's formation events (cli/timeline.h), as inspect-heads --timeline --run prints them:
-// a failure to find them (a metrics line, a kept model unreadable) is a warning, the run
-// itself is done.
+// The run's formation events (cli/timeline.h) and the heads that changed most across each,
+// from metrics.jsonl's role scores alone: the chains --explain finds before and after each
+// cost a forward pass over the probe per kept model (74 s of one core at the end of
+// the default run, against its 3 % budget for keeping evaluations), so one line names the
+// command that adds them. A failure to find the events (a metrics line unreadable) is a
+// warning, the run itself is done.
 void print_timeline(const TrainResult& result) {
   try {
-    std::fputs(format_formation_events(run_timeline(result.run_dir, std::nullopt), result.run_dir.string()).c_str(),
+    const std::string dir = result.run_dir.string();
+    std::fputs(format_formation_events(run_timeline(result.run_dir, std::nullopt, TimelineChains::left_out), dir).c_str(),
                stdout);
+    std::printf("the chain --explain finds before and after each event: mini-gpt inspect-heads --timeline --run %s\n",
+                printable_text(dir).c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mini-gpt: warning: the run's formation events were not found: %s\n",
                  error_text(e.what()).c_str());
@@ -226,7 +232,8 @@ Run add_train_command(CLI::App& app) {
                 "After the run, print where a training step's time went per op family, and GFLOP/s");
   cmd->footer(
       "Writes DIR/config.json, DIR/metrics.jsonl, DIR/latest.safetensors, DIR/best.safetensors and each\n"
-      "evaluation's weights, DIR/evals/step_NNNNNNN.safetensors; prints the run's formation events at the end.\n"
+      "evaluation's weights, DIR/evals/step_NNNNNNN.safetensors; prints the run's formation events at the end\n"
+      "(the chains --explain finds around them: inspect-heads --timeline --run DIR).\n"
       "Ctrl-C (SIGTERM) finishes the current step, writes latest.safetensors and exits 130 (143).\n"
       "--resume continues in the checkpoint's own folder, or in an --out that is new or empty.");
 
