@@ -28,7 +28,9 @@ negative share; the cards say "probe drop if zeroed"; heads are named L1.H1 ever
 Then the languages: English in a browser that asks for English; the switch to 中文 redraws
 in place (lang zh-CN, the kinds with their questions, Chinese role names) and is remembered
 on reload; a browser that asks for zh-CN opens in Chinese; every English word has a Chinese
-one (the tables of src/report/page/words.js).
+one (the tables of src/report/page/words.js); what the C++ sends as keys (the texts of the
+role scores, the attribution's parts, why patching or the circuits are not drawn) is drawn
+in Chinese too.
 Any error in the browser console fails the test. Prints each page's size and load time.
 Usage: explorer_browser_test.py MINI_GPT_BINARY SOURCE_DIR
 """
@@ -238,6 +240,14 @@ def check_languages(driver, page):
         open_page(zh_driver, page, "page in a Chinese browser")
         check(zh_driver.execute_script("return document.documentElement.lang") == "zh-CN",
               f"a browser asking for {zh_driver.execute_script('return navigator.language')} opens in English")
+        # What the C++ sends as keys, in Chinese: the texts of the role scores, the attribution's parts.
+        probe_line = zh_driver.find_element("id", "probe-line").text
+        check("道检测题（" in probe_line and "probe prompts" not in probe_line, f"the probe line: {probe_line!r}")
+        parts = dict(zh_driver.execute_script("return [...document.querySelectorAll('#attribution-table tr')]"
+                                              ".map((r) => [r.dataset.name, r.cells[0].textContent])"))
+        expected = {"embed": "字符嵌入", "L0.mlp": "第0层 MLP", "L1.H1": "L1.H1", "ln_f.bias": "ln_f 的偏置（ln_f.bias）"}
+        check(all(parts.get(k) == v for k, v in expected.items()), f"the attribution's parts: {parts}")
+        print(f"中文: …{probe_line[probe_line.rfind('·'):]!r}; parts {parts['embed']}, {parts['L0.mlp']}, {parts['ln_f.bias']}")
         expect_clean_console(zh_driver, "page in a Chinese browser")
     finally:
         zh_driver.quit()
@@ -487,6 +497,31 @@ def main():
         # O(T) elements (the symbols, the trace's score table), never one per cell of a T x T matrix.
         check(dom_nodes < 4000, f"the big page has {dom_nodes} elements")
         expect_clean_console(driver, "8 x 8 model")
+        # Issue 56: the same page in Chinese says why there is no patching, and over which
+        # texts the roles are scored, in Chinese; circuits not drawn (a vocabulary over 256,
+        # put into a copy of its data, as circuits_json writes it) too.
+        driver.execute_script("localStorage.setItem('mini-gpt.lang', 'zh')")
+        open_page(driver, page_b, "8 x 8 model in Chinese")
+        patching_note = driver.find_element("id", "patching-note").text
+        check(patching_note == "本页没有激活修补：没有检测集：问题的改动对照文本要从检测集中取", f"no patching: {patching_note!r}")
+        probe_line = driver.find_element("id", "probe-line").text
+        check("仅这段文本" in probe_line and "alone" not in probe_line, f"the big page's probe line: {probe_line!r}")
+        with open(page_b, encoding="utf-8") as f:
+            page = f.read()
+        start = page.index('<script type="application/json" id="explorer-data">') + len('<script type="application/json" id="explorer-data">')
+        end = page.index("</script>", start)
+        embedded = json.loads(page[start:end])
+        embedded["circuits"] = {"available": False, "reason": "the vocabulary has 300 symbols, more than the 256 the page draws",
+                                "reason_key": "vocab_too_large", "vocab_size": 300, "max_vocab_size": 256}
+        page_v = os.path.join(scratch, "big_vocab.html")
+        with open(page_v, "w", encoding="utf-8") as f:
+            f.write(page[:start] + json.dumps(embedded).replace("<", "\\u003c") + page[end:])
+        open_page(driver, page_v, "circuits not drawn, in Chinese")
+        not_drawn = driver.find_element("id", "circuits-not-drawn").text
+        check(not_drawn == "未画出：词表有 300 个字符，超过本页能画的 256 个", f"circuits not drawn: {not_drawn!r}")
+        expect_clean_console(driver, "8 x 8 model in Chinese")
+        driver.execute_script("localStorage.clear()")
+        print(f"中文: {patching_note!r}; {not_drawn!r}")
         size_b = os.path.getsize(page_b)
         best = min(r for r, _ in loads)
         median = sorted(r for r, _ in loads)[1]

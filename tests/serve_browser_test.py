@@ -23,7 +23,11 @@ shown exactly when inspect-heads --patch warns; a newline picked as the answer s
 the logit difference; an unknown symbol clears the text row, the strips and the views with
 one message; the language switch (English first, 中文 in place, remembered on reload, a zh-CN
 browser opening in Chinese); and `serve --run DIR` started before the run's first checkpoint
-shows the curves and waits, then loads the model when latest.safetensors appears.
+shows the curves and waits, then loads the model when latest.safetensors appears. In Chinese
+(a zh-CN browser): the logit lens's stages, the attribution's parts and the texts of the role
+scores, and every error the page can meet (the server's, by their code: an unknown symbol, a
+text too long or empty, a path not found, busy, 503 while the run has no checkpoint; the
+page's own checks; a stopped server; a checkpoint that does not reload).
 Prints the page's update time after typing stops (median of several edits; the target is
 200 ms, measured, not asserted: a timed assertion would fail on a busy machine).
 Usage: serve_browser_test.py MINI_GPT_BINARY SOURCE_DIR
@@ -142,6 +146,74 @@ def check_languages(driver, url):
     print("languages: English first, 中文 by the switch in place and remembered, a zh-CN browser opens in Chinese")
 
 
+def check_chinese_words_and_errors(url, served):
+    """Issue 56, in a zh-CN browser: the words the C++ sends as keys (the logit lens's stages,
+    the attribution's parts, the texts the role scores are over) drawn in Chinese, and each
+    error the page can meet said in Chinese: the server's own (an unknown symbol, a text too
+    long or empty, a path not found: their code, as the server writes it, through the page's
+    words; busy, whose 429 serve_test checks carries the code), the page's own checks (empty,
+    too long, unknown symbol), and a request that fails on the network (SERVED is stopped)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+    zh = start_browser("1280,900", lang="zh-CN")
+    try:
+        zh.get(url + "/")
+        WebDriverWait(zh, 60).until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
+        check(zh.execute_script("return document.documentElement.lang") == "zh-CN", "a zh-CN browser opens in English")
+        stages = zh.execute_script("return [...document.querySelectorAll('#lens-table td[data-stage]')]"
+                                   ".map((e) => [e.dataset.stage, e.textContent])")
+        check(stages[:2] == [["embed", "嵌入"], ["L0", "第0层之后"]] and stages[-1] == ["L3", "第3层之后"],
+              f"the logit lens's stages: {stages}")
+        parts = dict(zh.execute_script("return [...document.querySelectorAll('#attribution-table tr')]"
+                                       ".map((r) => [r.dataset.name, r.cells[0].textContent])"))
+        expected = {"embed": "字符嵌入", "L0.mlp": "第0层 MLP", "L3.mlp": "第3层 MLP", "L2.H1": "L2.H1",
+                    "ln_f.bias": "ln_f 的偏置（ln_f.bias）"}
+        check(all(parts.get(k) == v for k, v in expected.items()), f"the attribution's parts: {parts}")
+        WebDriverWait(zh, 60).until(lambda d: d.find_elements("id", "roles-hint"))
+        for where in ("detail-roles-texts", "roles-hint"):
+            said = zh.find_element("id", where).text
+            check(" 道检测题（" in said and "probe.jsonl）" in said and "probe prompts" not in said, f"#{where}: {said!r}")
+        print(f"中文: lens {stages[0][1]}, {stages[1][1]} …; parts {parts['embed']}, {parts['L0.mlp']}, {parts['ln_f.bias']}; "
+              f"roles over {zh.find_element('id', 'detail-roles-texts').text!r}")
+        replay = zh.execute_script("return ['replay-title', 'step-latest', 'chain-title'].map((id) => document.getElementById(id).textContent)")
+        check(replay == ["回放训练", "最新", "inspect-heads --explain 找到的读答案链"], f"the replay's words: {replay}")
+        # The server's errors, each its code through the page's words.
+        said = zh.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            const ask = (q) => fetch(q).then((r) => r.json().then((b) => mgWords.serverError({ status: r.status, body: b })));
+            Promise.all([ask('/api/next?text=' + encodeURIComponent('小☃')), ask('/api/patterns?text=' + encodeURIComponent('小'.repeat(65))),
+                         ask('/api/patterns?text='), ask('/api/nowhere'),
+                         Promise.resolve(mgWords.serverError({ status: 429, body: { error: 'busy: 2 requests computing', code: 'busy' } })),
+                         Promise.resolve(mgWords.serverError({ status: 400, body: { error: 'colour: unknown', code: '' } })),
+                         Promise.resolve(mgWords.serverError({ status: 502, body: {} })),
+                         ask('/api/info?step=7')]).then(done, (e) => done(String(e)));""")
+        check(isinstance(said, list) and len(said) == 8, f"the server's errors: {said!r}")
+        check(said[7] == "训练没有保存第 7 步的模型（已被删除？请移动滑块）", f"a step the run did not keep: {said[7]!r}")
+        check(said[0].startswith("位置 1 的字符不在模型的 ") and "字词表里" in said[0], f"an unknown symbol: {said[0]!r}")
+        check(said[1] == "65 个字符，超过模型的 block_size 64", f"a text too long: {said[1]!r}")
+        check(said[2] == "文本是空的：请至少输入一个字符", f"an empty text: {said[2]!r}")
+        check(said[3].startswith("找不到：no such endpoint"), f"a path not found: {said[3]!r}")
+        check(said[4].startswith("服务器正忙"), f"busy: {said[4]!r}")
+        check(said[5] == "服务器拒绝了请求（HTTP 400）：colour: unknown", f"another refusal: {said[5]!r}")
+        check(said[6] == "服务器返回 HTTP 502，内容不是 JSON", f"an answer that is not JSON: {said[6]!r}")
+        # The page's own checks, before anything is sent.
+        own = []
+        for text, words in (("", "请输入一段文本"), ("小" * 65, "65 个字符，超过模型的 block_size 64"), ("小☃", "不在模型的")):
+            set_text(zh, text)
+            WebDriverWait(zh, 10).until(lambda d: words in d.find_element("id", "oov-line").text)
+            own.append(zh.find_element("id", "oov-line").text)
+        set_text(zh, "小马")
+        oov = " | ".join(own)
+        # The network: the server stopped, the next edit cannot reach it.
+        served.stop(signal.SIGTERM)
+        set_text(zh, "小马的")
+        WebDriverWait(zh, 20).until(lambda d: "服务器没有回应" in d.find_element("id", "status-line").text)
+        status = zh.find_element("id", "status-line").text
+        print(f"中文 errors: {said[0]!r}, {said[1]!r}, {said[2]!r}, {said[4][:12]!r}…; the page's own: {oov!r}; "
+              f"the network: {status!r}")
+    finally:
+        zh.quit()
+
+
 def check_waiting_for_the_run(driver, binary, run, work):
     """`serve --run DIR` before DIR's first checkpoint: it starts, says it waits, the page
     shows the run's curves; a checkpoint copied in is loaded and the page becomes ready."""
@@ -175,12 +247,35 @@ def waited_for(driver, served, run, fresh):
     except urllib.error.HTTPError as e:
         status = e.code
     check(status == 503, f"/api/info answers {status} before the first checkpoint")
+    # Issue 56: the wait, and the server's 503 (its code no_model), in Chinese.
+    from selenium.webdriver.support.ui import Select
+    Select(driver.find_element("id", "lang-switch")).select_by_value("zh")
+    check("第一个检查点" in driver.find_element("id", "reload-note").text, "the waiting note is not in Chinese")
+    check("第一个检查点" in driver.find_element("id", "status-line").text, "the status line's wait is not in Chinese")
+    said = driver.execute_async_script("const done = arguments[arguments.length - 1]; fetch('/api/info').then((r) => "
+                                       "r.json().then((b) => done(mgWords.serverError({ status: r.status, body: b }))))")
+    check(said.startswith("还没有模型"), f"the 503 in Chinese: {said!r}")
     partial = os.path.join(fresh, "latest.safetensors.tmp")
     shutil.copy(os.path.join(run, "latest.safetensors"), partial)
     os.replace(partial, os.path.join(fresh, "latest.safetensors"))  # as train writes it: whole, by rename
     WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
     check(driver.find_element("id", "grid-section").is_displayed(), "the heads did not appear with the model")
     check(len(driver.find_elements("css selector", "#grid canvas")) == 8, "the model's 8 heads are not drawn")
+    # The run's note (metrics.jsonl gone), then a checkpoint the run replaces with one that
+    # does not load: each said in Chinese, the old model kept.
+    os.remove(os.path.join(fresh, "metrics.jsonl"))
+    WebDriverWait(driver, 30).until(lambda d: "还没有 metrics.jsonl" in d.find_element("id", "reload-note").text)
+    run_note = driver.find_element("id", "reload-note").text
+    past = driver.execute_script("return mgWords.runNote('metrics.jsonl is past 64 MiB: later lines are not followed')")
+    check(past == "metrics.jsonl 超过 64 MiB：后面的行不再跟随", f"the note past the limit: {past!r}")
+    broken = os.path.join(fresh, "latest.safetensors.tmp")
+    with open(broken, "wb") as f:
+        f.write(b"not a checkpoint")
+    os.replace(broken, os.path.join(fresh, "latest.safetensors"))
+    WebDriverWait(driver, 30).until(lambda d: "error" in d.find_element("id", "reload-note").get_attribute("class"))
+    note = driver.find_element("id", "reload-note").text
+    check(note.startswith("检查点重新加载失败（服务器原文：the replaced"), f"the failed reload in Chinese: {note!r}")
+    print(f"中文 wait: {said!r}; the run's note: {run_note!r}; a failed reload: {note[:40]!r}…")
     entries = [e for e in driver.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")
                and "503" not in e.get("message", "")]
     check(not entries, f"errors in the browser console: {entries}")
@@ -361,7 +456,7 @@ def main():
         check_languages(driver, served.url)
         driver.get("about:blank")  # the page stops polling this server before it stops
         driver.get_log("browser")  # (read, and so emptied)
-        served.stop(signal.SIGTERM)
+        check_chinese_words_and_errors(served.url, served)  # stops the server
         served = None
         served = check_waiting_for_the_run(driver, binary, run, work)
     finally:

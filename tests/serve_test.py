@@ -190,6 +190,17 @@ def bad_requests(port):
         ("a query string of 16,385 bytes", "GET", "/api/next?text=" + "a" * (16385 - 5), {}, None, 413),
         ("a body of 1 MB", "POST", "/api/next", {}, b"x" * (1 << 20), 413),
     ]
+    # The errors a page words in its own language carry a code and its numbers beside the
+    # English "error" (serve/api.cpp error_json, words.js serverError); every other, code "".
+    codes = {
+        "a text longer than block_size": {"code": "too_long", "length": 65, "block_size": 64},
+        "a symbol outside the vocabulary": {"code": "unknown_symbol", "position": 1},
+        "an empty text": {"code": "empty_text"},
+        "an unknown path": {"code": "not_found"},
+        "an unknown mode": {"code": "not_found"},
+        "a path below a mode": {"code": "not_found"},
+        "a step at which the run kept no model": {"code": "step_not_kept", "step": 7},
+    }
     rows = []
     for what, method, target, headers, body, expected in cases:
         try:
@@ -202,6 +213,9 @@ def bad_requests(port):
         except (ValueError, KeyError, TypeError):
             fail(f"{what}: the answer is not JSON {{\"error\": ...}}: {data[:300]!r}")
         check(isinstance(error, str) and error, f"{what}: an empty error")
+        answer = json.loads(data)
+        for key, value in codes.get(what, {"code": ""}).items():
+            check(answer.get(key) == value, f"{what}: {key} is {answer.get(key)!r}, expected {value!r}: {answer}")
         rows.append((what, status, error))
         status, _ = get(port, "/api/info")
         check(status == 200, f"after {what}: the server answers {status}")
@@ -234,9 +248,14 @@ def flood(port, n=200):
     """N requests at once: each 200 or 429, none hung; the server serves afterwards."""
     text = serve_common.SHOWCASE
 
+    busy_codes = []
+
     def one(_):
         try:
-            return get(port, "/api/patterns", text=text)[0]
+            status, data = get(port, "/api/patterns", text=text)
+            if status == 429:
+                busy_codes.append(json.loads(data).get("code"))
+            return status
         except Exception as e:  # noqa: BLE001 - any failure is a finding
             return f"{type(e).__name__}: {e}"
     started = time.monotonic()
@@ -245,6 +264,7 @@ def flood(port, n=200):
     elapsed = time.monotonic() - started
     counts = dict(collections.Counter(map(str, statuses)))
     check(all(s in (200, 429) for s in statuses), f"{n} concurrent requests: {counts}")
+    check(all(c == "busy" for c in busy_codes), f"a 429's code is not \"busy\": {set(busy_codes)}")
     status, _ = get(port, "/api/patterns", text=text)
     check(status == 200, f"after {n} concurrent requests the server answers {status}")
     return counts, elapsed

@@ -299,6 +299,8 @@ RoleReport score_head_roles(const Gpt& model, const Vocab& vocab, const RoleOpti
 
   RoleReport report;
   report.texts = o.texts_description;
+  report.texts_source = o.texts_source;
+  report.texts_probe = o.texts_probe;
   report.thresholds = o.thresholds;
   // The texts: the pattern detectors, and the answer rows of the prompts among them.
   for_each_pattern(model, o.texts, [&](const std::vector<int32_t>& ids, const std::vector<std::vector<float>>& p) {

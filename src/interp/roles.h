@@ -102,6 +102,9 @@ struct HeadRoleScores {
 
 struct RoleReport {
   std::string texts;         // which texts the pattern scores were averaged over
+  // What those texts are, for a page that words them itself (RoleOptions::texts_source):
+  // "probe" (the probe set's prompts, named texts_probe), "text" (one given text), or "".
+  std::string texts_source, texts_probe;
   int64_t text_count = 0, induction_texts = 0, answer_items = 0;
   RoleThresholds thresholds;
   std::vector<HeadRoleScores> heads;  // by layer then head
@@ -113,6 +116,7 @@ struct RoleReport {
 struct RoleOptions {
   std::vector<std::vector<int32_t>> texts;  // each at most block_size ids
   std::string texts_description;
+  std::string texts_source, texts_probe;  // "probe" and the probe set's name, or "text"
   const std::vector<ProbeItem>* probes = nullptr;  // for answer-finding; may be null
   int64_t induction_texts = 4;                     // seeds 1..n of repeated_random_ids
   RoleThresholds thresholds;

@@ -39,13 +39,20 @@ std::string format_attribution(const Attribution& a) {
   return out;
 }
 
+std::string attribution_part_key(const AttributionPart& p) {
+  if (p.head >= 0) return "head";
+  if (p.layer >= 0) return "mlp";
+  if (p.name == "embed" || p.name == "pos_embed") return p.name;
+  return "ln_f_bias";  // the only part with neither layer nor head that is not an embedding
+}
+
 json attribution_json(const Attribution& a) {
   json out = {{"tokens", a.tokens}, {"position", a.position}, {"answer", a.answer_symbol},
               {"against", a.against_symbol}, {"logit", round9(a.logit)}, {"against_logit", round9(a.against_logit)},
               {"difference", round9(a.logit - a.against_logit)}, {"scale", round9(a.scale)}, {"parts", json::array()}};
   for (const AttributionPart& p : a.parts) {
-    json part = {{"name", p.name}, {"layer", nullptr}, {"head", nullptr}, {"logit", round9(p.logit)},
-                 {"difference", round9(p.difference)}};
+    json part = {{"name", p.name},       {"part", attribution_part_key(p)}, {"layer", nullptr},
+                 {"head", nullptr},      {"logit", round9(p.logit)},       {"difference", round9(p.difference)}};
     if (p.layer >= 0) part["layer"] = p.layer;
     if (p.head >= 0) part["head"] = p.head;
     out["parts"].push_back(part);
@@ -102,11 +109,17 @@ json logit_lens_json(const LogitLens& lens) {
   json out = {{"tokens", lens.tokens}, {"position", lens.position}, {"answer", lens.answer_symbol},
               {"first_stage", lens.first_stage < 0 ? json(nullptr) : json(lens.stages[lens.first_stage].name)},
               {"stages", json::array()}};
-  for (const LensStage& s : lens.stages) {
+  for (size_t i = 0; i < lens.stages.size(); ++i) {
+    const LensStage& s = lens.stages[i];
     json top = json::array();
     for (const LogitPush& t : s.top) top.push_back({{"symbol", t.symbol}, {"logit", round9(t.logit)}});
-    out["stages"].push_back(
-        {{"stage", s.name}, {"answer_rank", s.answer_rank}, {"answer_logit", round9(s.answer_logit)}, {"top", top}});
+    // after_block: the block the stage follows (stage i is the stream after block i - 1),
+    // null for "embed"; a page words the stage from it.
+    out["stages"].push_back({{"stage", s.name},
+                             {"after_block", i == 0 ? json(nullptr) : json(static_cast<int64_t>(i) - 1)},
+                             {"answer_rank", s.answer_rank},
+                             {"answer_logit", round9(s.answer_logit)},
+                             {"top", top}});
   }
   return out;
 }

@@ -17,6 +17,9 @@ namespace mg {
 
 std::string format_attribution(const Attribution& a);
 nlohmann::ordered_json attribution_json(const Attribution& a);
+// What an attribution part is, as a stable key beside its name (the pages word it in their
+// language): "embed", "pos_embed", "head" (layer, head), "mlp" (layer) or "ln_f_bias".
+std::string attribution_part_key(const AttributionPart& p);
 std::string format_probe_attribution(const ProbeAttribution& a);
 nlohmann::ordered_json probe_attribution_json(const ProbeAttribution& a);
 

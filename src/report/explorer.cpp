@@ -107,6 +107,10 @@ json circuits_json(const Gpt& model, const Vocab& vocab) {
   if (c.vocab_size > kMaxCircuitVocab) {
     out["reason"] = "the vocabulary has " + std::to_string(c.vocab_size) + " symbols, more than the " +
                     std::to_string(kMaxCircuitVocab) + " the page draws";
+    // The same, for the page to word in its language (words.js notDrawnReason).
+    out["reason_key"] = "vocab_too_large";
+    out["vocab_size"] = c.vocab_size;
+    out["max_vocab_size"] = kMaxCircuitVocab;
     return out;
   }
   json heads = json::array();
@@ -170,10 +174,13 @@ json roles_json(const Gpt& model, const Vocab& vocab, const std::vector<int32_t>
     options.probes = o.probes;
     options.texts = probe_texts(vocab, *o.probes, model.config().block_size);
     options.texts_description = probe_prompts_description(options.texts.size(), o.probe_name);
+    options.texts_source = "probe";
+    options.texts_probe = o.probe_name;
   }
   if (options.texts.empty()) {
     options.texts = {ids};
     options.texts_description = page_text_description();
+    options.texts_source = "text";
   }
   RoleReport report = score_head_roles(model, vocab, options);
   if (o.probes && !options.probes->empty()) add_ablation_drops(model, vocab, *o.probes, o.mean_ablation, report);

@@ -15,14 +15,22 @@ json attribution_at(const Gpt& model, const Vocab& vocab, const std::vector<int3
   const Attribution a = attribute_logits(model, vocab, ids, {position, std::nullopt, std::nullopt});
   json parts = json::array();
   for (const AttributionPart& p : a.parts)
-    parts.push_back({{"name", p.name}, {"layer", p.layer}, {"head", p.head}, {"difference", round9(p.difference)}});
+    parts.push_back({{"name", p.name},
+                     {"part", attribution_part_key(p)},
+                     {"layer", p.layer},
+                     {"head", p.head},
+                     {"difference", round9(p.difference)}});
   return {{"answer", symbol_label(a.answer_symbol)}, {"against", symbol_label(a.against_symbol)},
           {"difference", round9(a.logit - a.against_logit)}, {"parts", std::move(parts)}};
 }
 
 // The page's question as a probe item with a source: its corrupted partner is patched.
 json patching_of(const Gpt& model, const Vocab& vocab, const std::vector<int32_t>& ids, const std::vector<ProbeItem>* probes) {
-  if (!probes) return {{"available", false}, {"reason", "no probe set: the question's corrupted partner comes from it"}};
+  // "reason" in English as the CLI's JSON had it; "reason_key" for a page to word it.
+  if (!probes)
+    return {{"available", false},
+            {"reason", "no probe set: the question's corrupted partner comes from it"},
+            {"reason_key", "no_probe"}};
   const int64_t block = model.config().block_size;
   const CorruptionCandidates candidates(*probes, Swap::value);
   for (const ProbeItem& item : *probes) {
@@ -39,7 +47,8 @@ json patching_of(const Gpt& model, const Vocab& vocab, const std::vector<int32_t
             {"heads", full["heads"]}, {"streams", full["streams"]}};
   }
   return {{"available", false},
-          {"reason", "the text is not a probe question with a source (the fact its answer copies)"}};
+          {"reason", "the text is not a probe question with a source (the fact its answer copies)"},
+          {"reason_key", "not_probe_question"}};
 }
 
 }  // namespace

@@ -49,7 +49,7 @@ std::string text_header(const Inspection& r) {
     out += format("loss on the text: %.4f nats/symbol over %lld next-symbol prediction%s\n", *r.loss,
                   static_cast<long long>(r.T - 1), r.T == 2 ? "" : "s");
   else if (r.T == 1)
-    out += "loss on the text: none (a one-symbol text predicts nothing, so no importance either)\n";
+    out += "loss on the text: none (a one-symbol text predicts nothing, so no loss if zeroed either)\n";
   return out;
 }
 
@@ -62,7 +62,7 @@ std::string summary_block(const HeadSummary& s, int64_t T) {
   if (s.first_share)
     out += format("  on position 0     %.3f (mean of w[t][0] over query rows t >= 1)\n", *s.first_share);
   if (s.importance)
-    out += format("  importance        %+.4f nats/symbol (loss %.4f with this head's output zeroed)\n", *s.importance,
+    out += format("  loss if zeroed    %+.4f nats/symbol (loss %.4f with this head's output zeroed)\n", *s.importance,
                   *s.ablated_loss);
   return out;
 }
@@ -85,7 +85,7 @@ std::string summary_line(const HeadSummary& s) {
   std::string out = format("entropy %.2f nats · reads offset %lld most (%.0f%%)", s.mean_entropy,
                            static_cast<long long>(s.top_offset), 100.0 * s.top_offset_share);
   if (s.first_share) out += format(" · on position 0: %.2f", *s.first_share);
-  if (s.importance) out += format(" · importance %+.3f", *s.importance);
+  if (s.importance) out += format(" · loss if zeroed %+.3f", *s.importance);
   return out;
 }
 
@@ -96,7 +96,12 @@ nlohmann::ordered_json inspection_json(const Inspection& r, std::optional<int64_
   out["text"] = encode_utf8(r.text);
   out["tokens"] = r.tokens;
   if (position) out["query_position"] = *position;
-  if (roles) out["roles_texts"] = roles->texts;
+  if (roles) {
+    out["roles_texts"] = roles->texts;
+    out["roles_texts_source"] = roles->texts_source;  // for a page to word roles_texts itself
+    out["roles_texts_probe"] = roles->texts_probe;
+    out["roles_text_count"] = roles->text_count;
+  }
   auto optional_number = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   json layers = json::array();
   for (size_t i = 0; i < r.heads.size(); ++i) {

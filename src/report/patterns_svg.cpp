@@ -104,7 +104,7 @@ std::string patterns_svg(const Inspection& r) {
                         " fill=\"#333333\"");
     if (s.first_share && s.importance)
       svg += text_element(0, 46, 11, "start",
-                          format("on position 0: %.2f \u00b7 importance %+.3f nats", *s.first_share, *s.importance),
+                          format("on position 0: %.2f \u00b7 loss if zeroed %+.3f nats", *s.first_share, *s.importance),
                           " fill=\"#333333\"");
 
     const double mx = label_w, my = title_h + column_label_h;  // the matrix's top-left corner

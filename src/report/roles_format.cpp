@@ -126,6 +126,8 @@ nlohmann::ordered_json head_roles_json(const HeadRoleScores& h) {
 
 nlohmann::ordered_json role_report_json(const RoleReport& r) {
   json out = {{"texts", r.texts},
+              {"texts_source", r.texts_source},
+              {"texts_probe", r.texts_probe},
               {"text_count", r.text_count},
               {"induction_texts", r.induction_texts},
               {"answer_items", r.answer_items},

@@ -65,9 +65,12 @@ RoleReport probe_role_report(const Gpt& model, const Vocab& vocab, const std::ve
   if (!probes.empty()) {
     options.texts = probe_texts(vocab, probes, model.config().block_size);
     options.texts_description = probe_prompts_description(options.texts.size(), probe_name);
+    options.texts_source = "probe";
+    options.texts_probe = probe_name;
   } else if (!text.empty() && !ablate) {
     options.texts = {encode_for_model(model, vocab, text, "text")};
     options.texts_description = text_alone_description();
+    options.texts_source = "text";
   } else {
     throw RequestError({ArgumentName{"roles"}, " needs texts to score: ", ArgumentName{"probe"}, " FILE, ",
                         ArgumentName{"text_file"}, " FILE, or a checkpoint whose config names data.probe_path"});

@@ -62,10 +62,10 @@
     const m = data.model;
     $('model-line').textContent = words('modelLine', m, words('positionType', m.position)) + ` · ${data.source} · ` +
       words('textOf', T) + (data.loss !== null ? ' · ' + words('lossOnText', fixed(data.loss, 4)) : '');
-    const r = data.roles;
+    const r = data.roles, texts = mgWords.rolesTexts(r.texts_source, r.text_count, r.texts_probe, r.texts);
     $('probe-line').textContent = r.probe
-      ? words('probeLine', r.probe, fixed(r.probe_accuracy, 3), r.ablation === 'mean', r.texts)
-      : words('noProbeLine', r.texts);
+      ? words('probeLine', r.probe, fixed(r.probe_accuracy, 3), r.ablation === 'mean', texts)
+      : words('noProbeLine', texts);
   }
 
   // ---- the text row and the strips --------------------------------------------------------
@@ -424,7 +424,7 @@
     const box = $('circuits');
     const c = data.circuits;
     if (!c.available) {
-      box.replaceChildren(el('p', { text: words('notDrawn', c.reason) }));
+      box.replaceChildren(el('p', { id: 'circuits-not-drawn', text: words('notDrawn', mgWords.reason(c)) }));
       return;
     }
     const { layer: l, head: h } = state.head, i = headIndex(l, h), V = c.V, entry = c.heads[i];
@@ -487,7 +487,7 @@
       const bar = el('div', { class: 'bar', style: `width:${(60 * Math.abs(p.difference)) / scale}px;` +
         `background:${signedColour(p.difference, scale)};margin-left:${p.difference >= 0 ? 60 : 60 - (60 * Math.abs(p.difference)) / scale}px` });
       table.append(el('tr', { id: `attr-part-${i}`, 'data-name': p.name, 'data-value': p.difference },
-        el('td', { text: p.name }), el('td', { class: 'bar-cell' }, bar), el('td', { text: signed(p.difference, 4) })));
+        el('td', { text: mgWords.part(p) }), el('td', { class: 'bar-cell' }, bar), el('td', { text: signed(p.difference, 4) })));
     });
     $('attribution-note').textContent = words('attributionNote', P, label(P), P !== state.query, a.answer, a.against, fixed(a.difference, 4));
     $('attribution').replaceChildren(table);
@@ -497,7 +497,7 @@
   function drawPatching() {
     const p = circuit.patching;
     if (!p.available) {
-      $('patching-note').textContent = words('noPatchingHere', p.reason);
+      $('patching-note').textContent = words('noPatchingHere', mgWords.reason(p));
       return;
     }
     $('patching-note').textContent = words('patchingNote', p.corrupt, p.answer, p.against, fixed(p.clean, 4), fixed(p.corrupt_difference, 4));

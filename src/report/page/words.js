@@ -235,6 +235,56 @@ const mgWords = (function () {
     ansKind: (k) => `ans ${k}`,
     dropKind: (k) => `drop ${k}`,
     rolesHint: (texts, acc, byKind, mean) => `${texts}; probe accuracy ${acc}${byKind ? ` (${byKind})` : ''}; probe drop: accuracy lost with the head ${mean ? 'mean-ablated' : 'zeroed'}`,
+    // What the C++ sends as stable keys beside its English words (docs/cli.md): the texts the
+    // role scores are over, why a section is not drawn, the logit lens's stages, the parts
+    // of an attribution. Drawn by rolesTexts, reason, stage and part below.
+    rolesTextsProbe: (n, probe) => `${n} probe prompts (${probe})`,
+    rolesTextsText: 'the text alone (no probe set: give --probe FILE)',
+    reasonVocabTooLarge: (v, max) => `the vocabulary has ${v} symbols, more than the ${max} the page draws`,
+    reasonNoProbe: 'no probe set: the question’s corrupted partner comes from it',
+    reasonNotProbeQuestion: 'the text is not a probe question with a source (the fact its answer copies)',
+    stageEmbed: 'embed',
+    stageAfter: (l) => `L${l}`,
+    partEmbed: 'embed',
+    partPosEmbed: 'pos_embed',
+    partMlp: (l) => `L${l}.mlp`,
+    partLnfBias: (name) => name,
+    // The errors the live page can meet (serverError below): the server's error JSON carries
+    // a code and its numbers (serve/api.cpp error_json); a request that never reached the
+    // server, or an answer that is not JSON, is found here.
+    errNetwork: 'the server did not answer (is mini-gpt serve still running?): the next edit asks again',
+    errNoModel: 'no model yet: waiting for the run’s first checkpoint (latest.safetensors)',
+    errBusy: 'the server is busy (every worker computing, its queue full): the next edit asks again',
+    errUnknownSymbol: (p, n) => `the symbol at position ${p} is not in the model’s vocabulary of ${n} symbols (has the run changed its vocabulary? reload the page)`,
+    errTooLong: (len, b) => `${len} symbols, more than the model’s block_size ${b}`,
+    errEmptyText: 'the text is empty: type at least one symbol',
+    errNoProbe: 'no probe set: roles are scored on one (start serve with --probe FILE)',
+    errNoRun: 'no run is watched: start serve with --run DIR',
+    errNotFound: (m) => `not found: ${m}`,
+    errStepNotKept: (step) => `the run kept no model at step ${step} (removed since? move the slider)`,
+    errOutOfMemory: 'the server ran out of memory',
+    errInternal: (m) => `the server failed: ${m}`,
+    errStatus: (s, m) => `the server refused (HTTP ${s}): ${m}`,
+    errNotJson: (s) => `the server answered HTTP ${s} with no JSON`,
+    reloadFailed: (d) => d,
+    // The step slider and its formation events (serve --run).
+    replayTitle: 'Replay the run',
+    replayHint: 'Every view below shows the model the run kept at the evaluation chosen here; the marks are its formation events.',
+    replayCurves: 'validation loss and probe accuracy at each evaluation, under the slider',
+    replayLatestButton: 'latest',
+    replayChainTitle: 'The chain --explain finds',
+    replayKept: (step, source) => `evaluation at step ${step} (${source})`,
+    replayLatest: (step) => `latest: step ${step}, the model served now`,
+    replayEvents: (n) => `${n} formation event${n === 1 ? '' : 's'} (inspect-heads --timeline)`,
+    replayNoChain: 'no probe set: the chain is found on one',
+    replayFinding: 'finding the chain…',
+    replayChainHeader: ['kind', 'accuracy', 'writer', 'carrier', ''],
+    replayLearned: (learned, shortcut) => (learned ? 'learned' : shortcut ? 'a shortcut' : 'not learned'),
+    replayChanged: 'changed most',
+    replayGo: 'show',
+    replayLegend: 'under the slider: the validation loss (solid, from its highest to its lowest) and each kind’s probe accuracy (dashed, 0 to 1) at each kept evaluation',
+    noteNoMetrics: 'no metrics.jsonl yet',
+    noteMetricsTooLarge: (mib) => `metrics.jsonl is past ${mib} MiB: later lines are not followed`,
   };
 
   const zh = {
@@ -447,6 +497,49 @@ const mgWords = (function () {
     ansKind: (k) => `找答案 ${k}`,
     dropKind: (k) => `下降 ${k}`,
     rolesHint: (texts, acc, byKind, mean) => `${texts}；检测准确率 ${acc}${byKind ? `（${byKind}）` : ''}；准确率下降：把该头${mean ? '换成均值' : '置零'}后损失的准确率`,
+    rolesTextsProbe: (n, probe) => `${n} 道检测题（${probe}）`,
+    rolesTextsText: '仅这段文本（没有检测集：用 --probe FILE 指定）',
+    reasonVocabTooLarge: (v, max) => `词表有 ${v} 个字符，超过本页能画的 ${max} 个`,
+    reasonNoProbe: '没有检测集：问题的改动对照文本要从检测集中取',
+    reasonNotProbeQuestion: '这段文本不是一道有来源（答案所复述的事实）的检测题',
+    stageEmbed: '嵌入',
+    stageAfter: (l) => `第${l}层之后`,
+    partEmbed: '字符嵌入',
+    partPosEmbed: '位置嵌入',
+    partMlp: (l) => `第${l}层 MLP`,
+    partLnfBias: (name) => `ln_f 的偏置（${name}）`,
+    errNetwork: '服务器没有回应（mini-gpt serve 还在运行吗？）：下次编辑时会再试',
+    errNoModel: '还没有模型：正在等待训练写出第一个检查点（latest.safetensors）',
+    errBusy: '服务器正忙（所有工作线程都在计算，等待队列已满）：下次编辑时会再试',
+    errUnknownSymbol: (p, n) => `位置 ${p} 的字符不在模型的 ${n} 字词表里（训练换了词表？请刷新页面）`,
+    errTooLong: (len, b) => `${len} 个字符，超过模型的 block_size ${b}`,
+    errEmptyText: '文本是空的：请至少输入一个字符',
+    errNoProbe: '没有检测集：角色要在检测集上计算（用 --probe FILE 启动 serve）',
+    errNoRun: '没有在跟随训练：用 serve --run DIR 启动',
+    errNotFound: (m) => `找不到：${m}`,
+    errStepNotKept: (step) => `训练没有保存第 ${step} 步的模型（已被删除？请移动滑块）`,
+    errOutOfMemory: '服务器内存不足',
+    errInternal: (m) => `服务器内部出错：${m}`,
+    errStatus: (s, m) => `服务器拒绝了请求（HTTP ${s}）：${m}`,
+    errNotJson: (s) => `服务器返回 HTTP ${s}，内容不是 JSON`,
+    reloadFailed: (d) => `检查点重新加载失败（服务器原文：${d}）`,
+    replayTitle: '回放训练',
+    replayHint: '下面每个视图显示训练在这里所选评估时保存的模型；标记是它的形成事件。',
+    replayCurves: '每次评估的验证损失和检测准确率，在滑块下方',
+    replayLatestButton: '最新',
+    replayChainTitle: 'inspect-heads --explain 找到的读答案链',
+    replayKept: (step, source) => `第 ${step} 步的评估（${source}）`,
+    replayLatest: (step) => `最新：第 ${step} 步，正在使用的模型`,
+    replayEvents: (n) => `${n} 个形成事件（inspect-heads --timeline）`,
+    replayNoChain: '没有检测集：读答案链要在检测集上找',
+    replayFinding: '正在找读答案链…',
+    replayChainHeader: ['问题类型', '准确率', '写答案头', '带线索头', ''],
+    replayLearned: (learned, shortcut) => (learned ? '学会了' : shortcut ? '靠捷径' : '没有学会'),
+    replayChanged: '变化最大',
+    replayGo: '显示',
+    replayLegend: '滑块下方：每次保留的评估的验证损失（实线，从最高到最低）和每类问题的检测准确率（虚线，0 到 1）',
+    noteNoMetrics: '还没有 metrics.jsonl',
+    noteMetricsTooLarge: (mib) => `metrics.jsonl 超过 ${mib} MiB：后面的行不再跟随`,
   };
 
   // The glossary shown on both pages: [lesson's word, program's name, how mini-gpt computes it].
@@ -531,6 +624,69 @@ const mgWords = (function () {
   }
   const headName = (l, h) => `L${l}.H${h}`;
 
+  // The texts role scores are over, from a role report's texts_source, text_count and
+  // texts_probe (or a patterns answer's roles_* fields); ENGLISH, the C++'s own words, when
+  // the source is neither "probe" nor "text".
+  function rolesTexts(source, count, probe, english) {
+    if (source === 'probe') return t('rolesTextsProbe', count, probe);
+    if (source === 'text') return t('rolesTextsText');
+    return english || '';
+  }
+  // Why a section is not drawn, from its reason_key (and numbers); its "reason" otherwise.
+  function reason(r) {
+    if (r.reason_key === 'vocab_too_large') return t('reasonVocabTooLarge', r.vocab_size, r.max_vocab_size);
+    if (r.reason_key === 'no_probe') return t('reasonNoProbe');
+    if (r.reason_key === 'not_probe_question') return t('reasonNotProbeQuestion');
+    return r.reason || '';
+  }
+  // A logit lens stage ("embed", "L0": the stream after block 0) from its after_block.
+  function stage(s) {
+    if (!('after_block' in s)) return s.stage;
+    return s.after_block === null ? t('stageEmbed') : t('stageAfter', s.after_block);
+  }
+  // An attribution part ("embed", "L0.H1", "L0.mlp", "ln_f.bias") from its part key.
+  function part(p) {
+    if (p.part === 'embed') return t('partEmbed');
+    if (p.part === 'pos_embed') return t('partPosEmbed');
+    if (p.part === 'head') return headName(p.layer, p.head);
+    if (p.part === 'mlp') return t('partMlp', p.layer);
+    if (p.part === 'ln_f_bias') return t('partLnfBias', p.name);
+    return p.name;
+  }
+  // The note of /api/run (serve/run_watch.cpp writes one of two fixed lines): in the page's
+  // language; any other note as the server wrote it.
+  function runNote(note) {
+    if (note === 'no metrics.jsonl yet') return t('noteNoMetrics');
+    const past = /^metrics\.jsonl is past (\d+) MiB/.exec(note || '');
+    return past ? t('noteMetricsTooLarge', past[1]) : note;
+  }
+  // An error of a request to the server in one line: E.network (fetch failed), else E.status
+  // and E.body, the server's JSON, whose "code" names the error (serve/api.cpp error_json);
+  // an error with neither is the page's own (its message).
+  function serverError(e) {
+    if (e.network) return t('errNetwork');
+    if (e.status === undefined) return e.message;
+    const b = e.body || {};
+    if (typeof b.error !== 'string') return t('errNotJson', e.status);
+    switch (b.code) {
+      case 'unknown_symbol': return t('errUnknownSymbol', b.position, b.vocab_size);
+      case 'too_long': return t('errTooLong', b.length, b.block_size);
+      case 'empty_text': return t('errEmptyText');
+      case 'no_model': return t('errNoModel');
+      case 'busy': return t('errBusy');
+      case 'no_probe': return t('errNoProbe');
+      case 'no_run': return t('errNoRun');
+      case 'not_found': return t('errNotFound', b.error);
+      case 'step_not_kept': return t('errStepNotKept', b.step);
+      case 'out_of_memory': return t('errOutOfMemory');
+      case 'internal': return t('errInternal', b.error);
+      default: break;
+    }
+    if (e.status === 429) return t('errBusy');  // a server older than the codes
+    if (e.status === 503) return t('errNoModel');
+    return t('errStatus', e.status, b.error);
+  }
+
   // Every element with data-words="key" gets t(key) as its text; data-words-title and
   // data-words-label set title and aria-label.
   function applyStatic(root) {
@@ -575,5 +731,5 @@ const mgWords = (function () {
     });
   }
 
-  return { t, kind, role, headName, applyStatic, drawGlossary, bindSwitch, lang: () => lang, tables, QUESTION };
+  return { t, kind, role, headName, rolesTexts, reason, stage, part, serverError, runNote, applyStatic, drawGlossary, bindSwitch, lang: () => lang, tables, QUESTION };
 }());

@@ -12,7 +12,7 @@
 (function () {
   const { CELL, STRIP_ROW, drawStripRow, fixed, signed, headColour, symbolLabel, el, sizeCanvas, heatmapImage, signedColour,
     runCharts, drawPatchingStreams, patchingLegend } = mgDraw;
-  const { t: words, kind, role, headName } = mgWords;
+  const { t: words, kind, role, headName, serverError } = mgWords;
   const $ = (id) => document.getElementById(id);
   const DEBOUNCE_MS = 40;
   let info = null, vocab = new Set(), L = 0, H = 0;
@@ -34,16 +34,35 @@
     for (const [k, v] of Object.entries(params || {})) if (v !== undefined && v !== null && v !== '') query.set(k, v);
     if (RUN !== null) query.set('run', RUN);
     if (state.step !== null && path !== '/api/run') query.set('step', state.step);
-    const response = await fetch(path + (query.toString() ? '?' + query : ''));
-    const body = await response.json();
-    if (!response.ok) {
-      const error = new Error(body.error || `HTTP ${response.status}`);
+    let response;
+    try {
+      response = await fetch(path + (query.toString() ? '?' + query : ''));
+    } catch (e) {  // the server never answered (stopped, or the network): mgWords.serverError words it
+      const error = new Error(e.message);
+      error.network = true;
+      throw error;
+    }
+    let body = null;
+    try {
+      body = await response.json();
+    } catch (e) {  // not JSON (a proxy's page, say): serverError says so
+      body = null;
+    }
+    if (!response.ok || body === null) {
+      const error = new Error((body && body.error) || `HTTP ${response.status}`);
       error.status = response.status;  // 503: serve waits for the run's first checkpoint
+      error.body = body || {};          // the server's "code" and its numbers (serve/api.cpp error_json)
       throw error;
     }
     return body;
   }
-  const status = (text) => { $('status-line').textContent = text || '\u00a0'; };
+  // The status line; a function is kept and called again when the language is switched.
+  let statusWords = null;
+  const status = (text) => {
+    statusWords = typeof text === 'function' ? text : null;
+    $('status-line').textContent = (statusWords ? statusWords() : text) || '\u00a0';
+  };
+  const statusError = (e) => status(() => serverError(e));
 
   // ---- the text --------------------------------------------------------------------------
   // The symbols outside the vocabulary and the length, said in one line; null when it can be sent.
@@ -173,13 +192,13 @@
       api('/api/attribution', { text, position: P, ...pair }),
       api('/api/logit-lens', { text, position: P, answer: pair.answer }),
       api('/api/trace', { trace: `${layer}.${head}`, text, position: P }),
-      corrupt ? api('/api/patch', { clean: text, corrupt }).catch((e) => ({ error: e.message })) : null,
+      corrupt ? api('/api/patch', { clean: text, corrupt }).catch((e) => ({ failed: e })) : null,
     ];
     let answers;
     try {
       answers = await Promise.all(asks);
     } catch (e) {
-      if (seq === state.seq) status(words('serverRefused', e.message));
+      if (seq === state.seq) statusError(e);
       return;
     }
     if (seq !== state.seq) return;  // a newer text is on its way
@@ -350,7 +369,9 @@
     const table = el('table', { class: 'numbers', id: 'detail-role-table' },
       el('tr', {}, el('th', { class: 'sym', text: words('roleScore') }), el('th', { text: words('value') })),
       ...rows.map(([name, v]) => el('tr', {}, el('td', { class: 'name', text: name }), el('td', { text: fixed(v, 3) }))));
-    $('detail-roles').replaceChildren(el('p', { class: 'hint', text: words('rolesOver', state.patterns.roles_texts || words('theText')) }), table);
+    const pt = state.patterns;
+    $('detail-roles').replaceChildren(el('p', { class: 'hint', id: 'detail-roles-texts',
+      text: words('rolesOver', mgWords.rolesTexts(pt.roles_texts_source, pt.roles_text_count, pt.roles_texts_probe, pt.roles_texts) || words('theText')) }), table);
     const P = trace.position, scores = el('table', { class: 'numbers', id: 'trace-scores' },
       el('tr', {}, ...['s', words('keyCol'), 'q·k', '/√d', 'weight'].map((x, i) => el('th', { class: i === 1 ? 'sym' : '', text: x }))));
     for (let s = 0; s <= P; s++)
@@ -369,7 +390,7 @@
     const scale = Math.max(1e-12, ...a.parts.map((p) => Math.abs(p.difference)));
     const table = el('table', { class: 'numbers', id: 'attribution-table' });
     a.parts.forEach((p, i) => table.append(el('tr', { id: `attr-part-${i}`, 'data-name': p.name, 'data-value': p.difference },
-      el('td', { class: 'name', text: p.name }),
+      el('td', { class: 'name', text: mgWords.part(p) }),
       el('td', {}, el('span', { class: 'bar', style: `width:${Math.round((60 * Math.abs(p.difference)) / scale)}px;background:${signedColour(p.difference, scale)}` })),
       el('td', { text: signed(p.difference, 4) }))));
     $('attribution-note').textContent = words('liveAttributionNote', a.position, sym(a.answer), sym(a.against), signed(a.difference, 4));
@@ -381,7 +402,7 @@
       el('tr', {}, el('th', { class: 'sym', text: words('stage') }), el('th', { text: words('rankOf', sym(lens.answer)) }),
         el('th', { class: 'sym', text: words('topSymbols') })));
     for (const s of lens.stages)
-      table.append(el('tr', {}, el('td', { class: 'name', text: s.stage }), el('td', { text: s.answer_rank }),
+      table.append(el('tr', {}, el('td', { class: 'name', 'data-stage': s.stage, text: mgWords.stage(s) }), el('td', { text: s.answer_rank }),
         el('td', { class: 'sym', text: s.top.slice(0, 5).map((t) => `${sym(t.symbol)} ${fixed(t.logit, 2)}`).join('  ') })));
     $('lens').replaceChildren(table);
   }
@@ -397,8 +418,8 @@
       sizeCanvas($('patch-canvas'), 1, 1);
       return;
     }
-    if (p.error) {
-      $('patch-note').textContent = words('noPatching', p.error);
+    if (p.failed) {
+      $('patch-note').textContent = words('noPatching', serverError(p.failed));
       $('patch-heads').replaceChildren();
       return;
     }
@@ -447,7 +468,7 @@
         ...kinds.map((k) => el('td', { text: signed((r.accuracy_drop_by_kind || {})[k], 3) }))));
     }
     const accuracy = kinds.map((k) => `${kind(k)} ${fixed(roles.probe_accuracy_by_kind[k], 3)}`).join(', ');
-    $('roles').replaceChildren(el('p', { class: 'hint', text: words('rolesHint', roles.texts, fixed(roles.probe_accuracy, 3), accuracy, roles.ablation === 'mean') }), table);
+    $('roles').replaceChildren(el('p', { class: 'hint', id: 'roles-hint', text: words('rolesHint', mgWords.rolesTexts(roles.texts_source, roles.text_count, roles.texts_probe, roles.texts), fixed(roles.probe_accuracy, 3), accuracy, roles.ablation === 'mean') }), table);
   }
 
   // ---- the watched run -------------------------------------------------------------------
@@ -455,7 +476,7 @@
   function drawRunNote(run) {
     const m = run.model, note = $('reload-note');
     note.classList.toggle('error', m.reload_error !== '');
-    note.textContent = m.reload_error ? m.reload_error : m.generation === 0 ? words('waitingModel') : words('serving', m.step, m.source, m.reloads, run.note);
+    note.textContent = m.reload_error ? words('reloadFailed', m.reload_error) : m.generation === 0 ? words('waitingModel') : words('serving', m.step, m.source, m.reloads, mgWords.runNote(run.note));
     note.dataset.generation = m.generation;
   }
   function drawRunCharts(run) {
@@ -470,9 +491,15 @@
     let run;
     try {
       run = await api('/api/run');
-    } catch (e) {
+    } catch (e) {  // said on the status line until the server answers again
+      statusError(e);
+      pollRun.failing = true;
       setTimeout(pollRun, 2000);
       return;
+    }
+    if (pollRun.failing) {
+      pollRun.failing = false;
+      status(document.body.dataset.waiting ? () => words('waitingModel') : '');
     }
     lastRun = run;
     const m = run.model, c = run.curves;
@@ -489,7 +516,7 @@
       try {
         await (info ? loadModel() : startWithModel());
       } catch (e) {
-        status(words('couldNotStart', e.message));
+        status(() => words('couldNotStart', serverError(e)));
       }
     }
     setTimeout(pollRun, 1000);
@@ -497,18 +524,6 @@
 
   // ---- the replay: a slider over the evaluations the run kept, its events, the chain ----------
   // The page's sentences of the replay, in one place (a translation adds a table beside it).
-  const REPLAY_TEXT = {
-    kept: (step, source) => `evaluation at step ${step} (${source})`,
-    latest: (step) => `latest: step ${step}, the model served now`,
-    events: (n) => `${n} formation event${n === 1 ? '' : 's'} (inspect-heads --timeline)`,
-    noChain: 'no probe set: the chain is found on one',
-    finding: 'finding the chain…',
-    chainHeader: ['kind', 'accuracy', 'writer', 'carrier', ''],
-    learned: (k) => (k.learned ? 'learned' : k.shortcut ? 'a shortcut' : 'not learned'),
-    changed: 'changed most',
-    go: 'show',
-    legend: 'under the slider: the validation loss (solid, from its highest to its lowest) and each kind\u2019s probe accuracy (dashed, 0 to 1) at each kept evaluation',
-  };
   const THUMB = 8;  // half a range thumb's width in Chromium, CSS pixels: where value 0 sits
   const replay = { steps: [], events: [], evals: [], key: '' };
 
@@ -545,19 +560,19 @@
     const marks = replay.events.map((e, k) => {
       const i = eventIndex(e.step);
       return el('div', { class: 'mark', id: `event-mark-${k}`, 'data-step': e.step, 'data-type': e.type,
-        'data-index': i, title: `step ${e.step}: ${e.headline}`,
+        'data-index': i, title: `${words('step')} ${e.step}: ${e.headline}`,
         style: `left:${replayX(i, n, width).toFixed(1)}px;background:${EVENT_COLOURS[e.type] || '#555'}` });
     });
     marks.forEach((m) => m.addEventListener('click', () => chooseIndex(Number(m.dataset.index))));
     $('event-marks').replaceChildren(...marks);
-    $('event-summary').textContent = REPLAY_TEXT.events(replay.events.length);
-    $('step-legend').textContent = REPLAY_TEXT.legend;
+    $('event-summary').textContent = words('replayEvents', replay.events.length);
+    $('step-legend').textContent = words('replayLegend');
     $('event-list').replaceChildren(...replay.events.map((e, k) => {
-      const go = el('button', { type: 'button', text: REPLAY_TEXT.go });
+      const go = el('button', { type: 'button', text: words('replayGo') });
       go.addEventListener('click', () => chooseIndex(eventIndex(e.step)));
       const heads = (e.heads || []).map((h) => `${h.head} ${h.score} ${fixed(h.before, 2)}→${fixed(h.after, 2)}`).join(', ');
       return el('li', { id: `event-${k}`, 'data-step': e.step, 'data-type': e.type }, go,
-        ` step ${e.step} · ${e.headline}` + (heads ? ` · ${REPLAY_TEXT.changed}: ${heads}` : ''));
+        ` ${words('step')} ${e.step} · ${e.headline}` + (heads ? ` · ${words('replayChanged')}: ${heads}` : ''));
     }));
     drawStepCurves(width);
   }
@@ -612,26 +627,26 @@
   async function drawChain() {
     const box = $('chain'), asked = state.step;
     if (!info.probe) {
-      box.replaceChildren(el('p', { class: 'hint', text: REPLAY_TEXT.noChain }));
+      box.replaceChildren(el('p', { class: 'hint', text: words('replayNoChain') }));
       return;
     }
-    box.replaceChildren(el('p', { class: 'hint', text: REPLAY_TEXT.finding }));
+    box.replaceChildren(el('p', { class: 'hint', text: words('replayFinding') }));
     let chain;
     try {
       chain = await api('/api/explain');
     } catch (e) {
-      box.replaceChildren(el('p', { class: 'hint', text: e.message }));
+      box.replaceChildren(el('p', { class: 'hint', text: serverError(e) }));
       return;
     }
     if (asked !== state.step) return;  // the slider has moved on
     const table = el('table', { class: 'numbers', id: 'chain-table', 'data-step': asked === null ? 'latest' : asked },
-      el('tr', {}, ...REPLAY_TEXT.chainHeader.map((x, i) => el('th', { class: i === 0 ? 'sym' : '', text: x }))));
+      el('tr', {}, ...words('replayChainHeader').map((x, i) => el('th', { class: i === 0 ? 'sym' : '', text: x }))));
     for (const k of chain.kinds)
       table.append(el('tr', { id: `chain-${k.kind}`, 'data-writer': k.writer || '', 'data-carrier': k.carrier || '' },
-        el('td', { class: 'name', text: k.kind }), el('td', { text: fixed(k.accuracy, 3) }),
+        el('td', { class: 'name', text: kind(k.kind) }), el('td', { text: fixed(k.accuracy, 3) }),
         el('td', { text: k.writer || '–' }),
         el('td', { text: k.carrier ? `${k.carrier} (${k.composition})` : '–' }),
-        el('td', { text: REPLAY_TEXT.learned(k) })));
+        el('td', { text: words('replayLearned', k.learned, k.shortcut) })));
     box.replaceChildren(table);
   }
 
@@ -639,18 +654,21 @@
   function drawModelLine() {
     if (info) $('model-line').textContent = words('liveModelLine', info.model, info.step, info.source, info.probe);
   }
+  function drawStepLabel() {
+    if (info) $('step-label').textContent = state.step === null ? words('replayLatest', info.step) : words('replayKept', info.step, info.source);
+  }
   async function loadModel() {
     info = await api('/api/info');
     vocab = new Set(info.vocab);
     L = info.model.n_layer;
     H = info.model.n_head;
     drawModelLine();
-    $('step-label').textContent = state.step === null ? REPLAY_TEXT.latest(info.step) : REPLAY_TEXT.kept(info.step, info.source);
+    drawStepLabel();
     if (info.run) drawChain();
     fillPickers();
     roles = null;
     drawRoles();
-    if (info.probe) api('/api/roles').then((r) => { roles = r; drawRoles(); }).catch((e) => status(e.message));
+    if (info.probe) api('/api/roles').then((r) => { roles = r; drawRoles(); }).catch((e) => statusError(e));
     recompute();
   }
 
@@ -663,6 +681,8 @@
     if (info) {
       fillPickers();
       drawRoles();
+      drawStepLabel();
+      if (info.run) drawChain();  // its table's words (the chain is computed once per model)
       const problem = textProblem(Array.from($('text').value));
       if (problem) {
         $('oov-line').textContent = problem;
@@ -671,10 +691,12 @@
         drawAnswers();
       }
     }
+    if (statusWords) status(statusWords);
     if (lastRun) {
       drawRunNote(lastRun);
       drawRunCharts(lastRun);
     }
+    if (replay.steps.length) drawReplay();
   }
 
   // ---- start -------------------------------------------------------------------------------
@@ -737,7 +759,7 @@
       // serve --run beside a run that has written no checkpoint yet: its curves meanwhile.
       document.body.classList.add('waiting');
       document.body.dataset.waiting = '1';
-      status(words('waitingModel'));
+      status(() => words('waitingModel'));
       $('run-section').hidden = false;
       pollRun();
       return;
@@ -747,5 +769,5 @@
       pollRun();
     }
   }
-  start().catch((e) => status(words('couldNotStart', e.message)));
+  start().catch((e) => status(() => words('couldNotStart', serverError(e))));
 }());
