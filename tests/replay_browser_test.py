@@ -175,6 +175,22 @@ def main():
         print(f"{len(timeline)} events marked on the slider at their steps, as --timeline finds them: " +
               ", ".join(f"{s} {t}" for s, t, _ in shown))
 
+        # In Chinese the same events are worded from their fields (words.js's eventHeadline).
+        from selenium.webdriver.support.ui import Select
+        Select(driver.find_element("id", "lang-switch")).select_by_value("zh")
+        hold = next(k for k, e in enumerate(timeline) if e["type"] == "schedule")
+        accuracy = next(k for k, e in enumerate(timeline) if e["type"] == "accuracy" and e["subject"] == "who")
+        wait(driver, "the events in Chinese",
+             lambda d: "第0层的查询和键不再固定" in d.find_element("id", f"event-{hold}").get_attribute("textContent"))
+        line = driver.find_element("id", f"event-{accuracy}").get_attribute("textContent")
+        level = f"{timeline[accuracy]['level']:.2f}"
+        check("谁的" in line and "准确率" in line and level in line and timeline[accuracy]["headline"] not in line,
+              f"the accuracy event in Chinese: {line!r}")
+        print(f"中文 events: {driver.find_element('id', f'event-{hold}').get_attribute('textContent')!r}; {line!r}")
+        Select(driver.find_element("id", "lang-switch")).select_by_value("en")
+        wait(driver, "the events in English again",
+             lambda d: timeline[hold]["headline"] in d.find_element("id", f"event-{hold}").get_attribute("textContent"))
+
         # 4. Back to the latest model.
         driver.find_element("id", "step-latest").click()
         wait(driver, "the latest model again", lambda d: model_step(d) == "latest")

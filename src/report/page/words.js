@@ -689,6 +689,34 @@ const mgWords = (function () {
 
   // Every element with data-words="key" gets t(key) as its text; data-words-title and
   // data-words-label set title and aria-label.
+  // A formation event's headline (interp/formation.h, report/formation_format.cpp): in English
+  // the C++'s own words, in Chinese the same facts from the event's fields.
+  const SCHEDULE_ZH = {
+    'train.freeze_block0_qk_to_step': '第0层的查询和键不再固定',
+    'data.random_rows_from_step': '从任意位置开始的行加入批次',
+    'data.early_stories_to_step': '早期故事结束；所有故事都参与抽样',
+  };
+  function eventSubject(subject) {
+    const [k, tag] = subject.split(' ');
+    const tagWords = { distractors: '有干扰', no_distractor: '无干扰' };
+    return tag ? `${kind(k)}·${tagWords[tag] || tag}` : kind(k);
+  }
+  function eventHeadline(e) {
+    if (lang !== 'zh') return e.headline;
+    const v = (x, digits) => (x === null || x === undefined ? '-' : Number(x).toFixed(digits));
+    const values = (digits) => `${v(e.before, digits)} → ${v(e.after, digits)}`;
+    switch (e.type) {
+      case 'accuracy':
+        return `${eventSubject(e.subject)} 的准确率${e.rising ? '升过' : '跌回'} ${Number(e.level).toFixed(2)}${e.rising ? '' : ' 以下'}（${values(3)}）`;
+      case 'role_jump': return `头 ${e.subject} 跳变（${values(3)}）`;
+      case 'loss_bump': return `验证损失上升（${values(4)}）`;
+      case 'loss_plateau':
+        return `验证损失从第 ${Math.round(e.level)} 步起停滞${e.after_step !== null && e.after_step === e.step ? '，已结束' : '，仍在持续'}（${values(4)}）`;
+      case 'schedule': return `${SCHEDULE_ZH[e.subject] || e.subject}（${e.subject}）`;
+      default: return e.headline;
+    }
+  }
+
   function applyStatic(root) {
     const scope = root || document;
     for (const e of scope.querySelectorAll('[data-words]')) e.textContent = t(e.dataset.words);
@@ -731,5 +759,5 @@ const mgWords = (function () {
     });
   }
 
-  return { t, kind, role, headName, rolesTexts, reason, stage, part, serverError, runNote, applyStatic, drawGlossary, bindSwitch, lang: () => lang, tables, QUESTION };
+  return { t, kind, role, headName, eventHeadline, rolesTexts, reason, stage, part, serverError, runNote, applyStatic, drawGlossary, bindSwitch, lang: () => lang, tables, QUESTION };
 }());

@@ -560,7 +560,7 @@
     const marks = replay.events.map((e, k) => {
       const i = eventIndex(e.step);
       return el('div', { class: 'mark', id: `event-mark-${k}`, 'data-step': e.step, 'data-type': e.type,
-        'data-index': i, title: `${words('step')} ${e.step}: ${e.headline}`,
+        'data-index': i, title: `${words('step')} ${e.step}: ${mgWords.eventHeadline(e)}`,
         style: `left:${replayX(i, n, width).toFixed(1)}px;background:${EVENT_COLOURS[e.type] || '#555'}` });
     });
     marks.forEach((m) => m.addEventListener('click', () => chooseIndex(Number(m.dataset.index))));
@@ -572,7 +572,7 @@
       go.addEventListener('click', () => chooseIndex(eventIndex(e.step)));
       const heads = (e.heads || []).map((h) => `${h.head} ${h.score} ${fixed(h.before, 2)}→${fixed(h.after, 2)}`).join(', ');
       return el('li', { id: `event-${k}`, 'data-step': e.step, 'data-type': e.type }, go,
-        ` ${words('step')} ${e.step} · ${e.headline}` + (heads ? ` · ${words('replayChanged')}: ${heads}` : ''));
+        ` ${words('step')} ${e.step} · ${mgWords.eventHeadline(e)}` + (heads ? ` · ${words('replayChanged')}: ${heads}` : ''));
     }));
     drawStepCurves(width);
   }
