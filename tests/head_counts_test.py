@@ -32,7 +32,7 @@ def main():
                          "attention memory   512 projected_weights per text of 16 (1 x 2 x 16 x 16)",
                          "by kind            colour ", "training time", "--explain:", "writer",
                          "== heads of n_head 1 matched to heads of n_head 2",
-                         "A has 1 layer x 1 head, B 1 layer x 2 heads", "nearest A 0.0"]:
+                         "A has 1 layer x 1 head, B 1 layer x 2 heads", "nearest A L0.H0"]:
             check(expected in text, f"{expected!r} not in the output:\n{text}")
         check(os.path.isfile(os.path.join(out, "h1.train.txt")), "train's output not kept beside the run")
         again = subprocess.run(command, capture_output=True, text=True, timeout=300)
