@@ -96,7 +96,7 @@ TEST(Request, TheTableChoosesOneModeAndRefusesWhatItDoesNotRead) {
     if (m.flag[0]) EXPECT_NE(find_inspect_option(m.flag), nullptr) << m.name;
     if (m.api[0]) EXPECT_TRUE(apis.insert(m.api).second) << "served twice: " << m.api;
   }
-  EXPECT_EQ(served_modes_list(), "trace, roles, attribution, logit-lens, composition, patch, next, patterns");
+  EXPECT_EQ(served_modes_list(), "trace, roles, attribution, logit-lens, composition, patch, explain, next, patterns");
 }
 
 TEST(Request, TheServerReadsNoFileAndOnlyWhatTheModeReads) {
