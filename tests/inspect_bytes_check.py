@@ -277,53 +277,39 @@ def run_queries(text):
     ]
 
 
-def serve_run_cases(binary, out_dir, run, text):
-    """serve --run RUN, asked run_queries (issue 57's run= and step=)."""
-    args = [binary, "serve", "--run", run, "--port", "0", "--threads", "1"]
+def serve_and_ask(serve_args, queries, out_dir, prefix):
+    """Starts `mini-gpt serve` with SERVE_ARGS on a free port and writes each (name, target) of
+    QUERIES' answer (status, content type, body with the port normalised) to OUT_DIR/PREFIX-name."""
     env = dict(os.environ, OMP_WAIT_POLICY="passive")
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(serve_args + ["--port", "0", "--threads", "1"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
     try:
         first = proc.stdout.readline().decode()
         if "http://" not in first:
             raise SystemExit(f"serve did not start: {first!r} {proc.stderr.read().decode()!r}")
         port = int(first.split("http://", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
-        for name, target in run_queries(text):
+        for name, target in queries:
             c = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
             c.request("GET", target)
             r = c.getresponse()
             body = normalised(r.read().replace(f":{port}".encode(), b":PORT"))
             c.close()
-            with open(os.path.join(out_dir, f"run-serve-{name}"), "wb") as handle:
-                handle.write(f"status {r.status}\ncontent-type {r.getheader('Content-Type')}\n--- body\n".encode() + body)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=60)
-    return len(run_queries(text))
-
-
-def serve_cases(binary, out_dir, prefix, model, with_probe):
-    args = [binary, "serve", "--checkpoint", model["ckpt"], "--port", "0", "--threads", "1"]
-    if with_probe:
-        args += ["--probe", model["probe"]]
-    env = dict(os.environ, OMP_WAIT_POLICY="passive")
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    try:
-        first = proc.stdout.readline().decode()
-        if "http://" not in first:
-            raise SystemExit(f"serve did not start: {first!r} {proc.stderr.read().decode()!r}")
-        port = int(first.split("http://", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
-        for name, target in api_queries(model):
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
-            c.request("GET", target)
-            r = c.getresponse()
-            body = r.read()
-            c.close()
-            body = normalised(body.replace(f":{port}".encode(), b":PORT"))
             with open(os.path.join(out_dir, f"{prefix}-{name}"), "wb") as handle:
                 handle.write(f"status {r.status}\ncontent-type {r.getheader('Content-Type')}\n--- body\n".encode() + body)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
+    return len(queries)
+
+
+def serve_run_cases(binary, out_dir, run, text):
+    """serve --run RUN, asked run_queries (issue 57's run= and step=)."""
+    return serve_and_ask([binary, "serve", "--run", run], run_queries(text), out_dir, "run-serve")
+
+
+def serve_cases(binary, out_dir, prefix, model, with_probe):
+    args = [binary, "serve", "--checkpoint", model["ckpt"]] + (["--probe", model["probe"]] if with_probe else [])
+    serve_and_ask(args, api_queries(model), out_dir, prefix)
 
 
 def capture(args):
