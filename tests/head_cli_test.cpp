@@ -210,7 +210,8 @@ TEST_F(HeadCliTest, Issue56EveryTextNamesAHeadLnHm) {
   auto roles_json = run({"inspect-heads", "--checkpoint", ckpt(), "--roles", "--probe", probe(), "--format", "json"});
   ASSERT_EQ(roles_json.status, 0) << roles_json.err;
   const std::regex vocabulary(R"(^(writer|carrier|induction|previous-token|offset-\d+|current-token|first-position)(\([a-z_,]+\))?$)");
-  for (const auto& h : json::parse(roles_json.out)["heads"]) {
+  const json roles_doc = json::parse(roles_json.out);  // the loop below must not outlive the parsed document
+  for (const auto& h : roles_doc["heads"]) {
     const std::string role = h["roles"]["role"];
     if (role == "mixed") continue;
     std::string rest = role;
@@ -223,7 +224,8 @@ TEST_F(HeadCliTest, Issue56EveryTextNamesAHeadLnHm) {
   auto explain = run({"inspect-heads", "--checkpoint", ckpt(), "--probe", probe(), "--explain", "--format", "json"});
   ASSERT_EQ(explain.status, 0) << explain.err;
   const std::regex name(R"(^L\d+\.H\d+$)");
-  for (const auto& k : json::parse(explain.out)["kinds"]) {
+  const json explain_doc = json::parse(explain.out);
+  for (const auto& k : explain_doc["kinds"]) {
     if (!k["writer"].is_null()) EXPECT_TRUE(std::regex_match(k["writer"].get<std::string>(), name)) << k;
     if (!k["carrier"].is_null()) EXPECT_TRUE(std::regex_match(k["carrier"].get<std::string>(), name)) << k;
   }
