@@ -328,6 +328,7 @@ Run add_inspect_heads_command(CLI::App& app) {
                                   "(--patch) to list (default 10)")
       ->check(CLI::Range(int64_t{1}, int64_t{10000}));
   add_circuit_options(*cmd, *o);
+  add_edge_circuit_options(*cmd, *o);
   o->compute.add_to(*cmd);
 
   cmd->footer(inspect_modes_help());

@@ -32,6 +32,9 @@ struct InspectHeadsOptions : InspectRequest {
   bool attribution = false, logit_lens = false, composition = false, patch = false;
   bool explain = false;  // issue 41: each kind's chain, found from the probe
   std::optional<std::string> swap;  // --patch --probe: what each item's corruption changes, "value" or "key"
+  bool circuit = false;                     // issue 58: each kind's edge circuit (--circuit)
+  std::optional<double> threshold;          // its ACDC threshold
+  std::optional<std::string> score_split;   // "L.H": one head's scores split into source pairs
   ComputeOptions compute;
 };
 
@@ -53,6 +56,8 @@ std::vector<ProbeItem> readable_probe_set(const std::string& path, const Vocab& 
 // The circuit modes' options on COMMAND (--attribution, --logit-lens, --composition,
 // --patch and their inputs).
 void add_circuit_options(CLI::App& command, InspectHeadsOptions& o);
+// --circuit, --threshold and --score-split (inspect_edge_circuit_command.cpp).
+void add_edge_circuit_options(CLI::App& command, InspectHeadsOptions& o);
 
 // The modes, each a function of the options (it loads its own model): the head views
 // (inspect_command.cpp) and the circuit modes (inspect_circuit_command.cpp).
@@ -67,6 +72,8 @@ void logit_lens_mode(const InspectHeadsOptions& o);
 void composition_mode(const InspectHeadsOptions& o);
 void patch_mode(const InspectHeadsOptions& o);
 void explain_mode(const InspectHeadsOptions& o);
+void edge_circuit_mode(const InspectHeadsOptions& o);
+void score_split_mode(const InspectHeadsOptions& o);
 
 // One row of the rules (inspect_modes.cpp): the option that chooses the mode ("" for the
 // default view), its name in messages, the options it reads besides the model's source

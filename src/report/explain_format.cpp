@@ -15,6 +15,14 @@ namespace {
 
 std::string head_or_none(const std::optional<ChainHead>& h) { return h ? chain_head_name(*h) : "none"; }
 
+// How much of the kind's answer the chain explains (interp/explain.h's chain_faithfulness).
+std::string chain_faithfulness_line(const KindChain& k) {
+  if (!k.chain_faithfulness) return "";
+  return format("  the chain explains %.0f%% of it: faithfulness %.3f (the writer, %s and the MLPs alone, every other "
+                "edge from the answer-swapped prompt; --circuit finds the whole circuit)\n",
+                100.0 * *k.chain_faithfulness, *k.chain_faithfulness, k.carrier ? "the carrier" : "no carrier");
+}
+
 }  // namespace
 
 std::string format_explanation(const Explanation& e) {
@@ -50,12 +58,14 @@ std::string format_explanation(const Explanation& e) {
                     k.kind.c_str(), k.cue.empty() ? "cue" : k.cue.c_str(), k.no_distractor_accuracy,
                     k.distractor_accuracy, kLearnedAccuracy, head_or_none(k.writer).c_str());
       out += k.carrier ? ", carrier " + chain_head_name(*k.carrier) + "\n" : ", no carrier\n";
+      out += chain_faithfulness_line(k);
       continue;
     }
     if (!k.learned) {
       out += format("%s: not learned (accuracy %.3f, under %.1f); the best candidates found: writer %s", k.kind.c_str(),
                     k.accuracy, kLearnedAccuracy, head_or_none(k.writer).c_str());
       out += k.carrier ? ", carrier " + chain_head_name(*k.carrier) + "\n" : ", no carrier\n";
+      out += chain_faithfulness_line(k);
       continue;
     }
     out += k.kind + ": ";
@@ -72,6 +82,7 @@ std::string format_explanation(const Explanation& e) {
     out += format(" and writes the answer (%+.2f of the logit difference %+.2f; restores %.2f with the answer swapped); "
                   "the MLPs add %+.2f\n",
                   k.writer_attribution, k.difference, k.writer_restores, k.mlp_attribution);
+    out += chain_faithfulness_line(k);
   }
   return out;
 }
@@ -102,6 +113,7 @@ nlohmann::ordered_json explanation_json(const Explanation& e) {
                      {"composition_score", k.carrier ? ordered_json(round9(k.composition_score)) : ordered_json(nullptr)},
                      {"baseline", k.carrier ? ordered_json(round9(k.baseline)) : ordered_json(nullptr)},
                      {"mlp_attribution", round9(k.mlp_attribution)},
+                     {"chain_faithfulness", k.chain_faithfulness ? ordered_json(round9(*k.chain_faithfulness)) : ordered_json(nullptr)},
                      {"candidates", candidates}});
   }
   return {{"learned_accuracy", kLearnedAccuracy},

@@ -13,6 +13,8 @@
 #include "core/error.h"
 #include "data/utf8.h"
 #include "interp/ablation.h"
+#include "interp/circuit_edges.h"
+#include "report/edge_circuit_format.h"
 #include "report/inspect_json.h"
 #include "serve/next_symbol.h"
 
@@ -30,6 +32,7 @@ const std::map<std::string, std::vector<std::string>>& mode_options() {
       {"patch", {"clean", "corrupt", "answer", "against", "top"}},
       {"composition", {"top"}},
       {"roles", {}},
+      {"circuit", {}},
       {"next", {"text", "position", "temperature", "top_k", "ablate", "answer", "against"}},
   };
   return modes;
@@ -147,6 +150,14 @@ std::string mode_json(const std::string& mode, const std::map<std::string, std::
                        "config names data.probe_path)"};
     return s.roles_json;
   }
+  if (mode == "circuit") {  // inspect-heads --circuit --probe FILE --format json, at its default threshold
+    if (s.probe_items.empty())
+      throw BadRequest{"no probe set: the circuit is found on its pairs (start serve with --probe FILE, or a checkpoint "
+                       "whose config names data.probe_path)"};
+    return s.circuit_json->get([&] {
+      return edge_circuits_json(find_probe_circuits(s.model, s.vocab, s.probe_items, CircuitOptions{})).dump() + "\n";
+    });
+  }
   const InspectRequest r = inspect_request(p);
   if (mode == "patterns") {
     if (s.pattern_roles) return patterns_json_text(r, m, *s.pattern_roles);
@@ -193,7 +204,7 @@ std::string error_json(const std::string& message) {
 ApiAnswer answer_api(const std::string& mode, const QueryParams& params, const ModelSnapshot& model) {
   if (!mode_options().count(mode))
     return {404, error_json("no such endpoint: /api/" + error_text(mode) + " (the modes: patterns, trace, attribution, "
-                            "logit-lens, patch, composition, roles, next)")};
+                            "logit-lens, patch, composition, roles, circuit, next)")};
   try {
     return {200, mode_json(mode, mode_params(mode, params), model)};
   } catch (const BadRequest& e) {

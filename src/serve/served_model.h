@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -31,6 +33,21 @@ struct ProbeSet {
   std::string name;              // the file, as inspect-heads names it in "roles_texts"
 };
 
+// A text computed on its first request and kept: a slow answer (inspect-heads --circuit
+// takes seconds to a minute) that most pages never ask for. A computation that throws is
+// tried again on the next request.
+class LazyText {
+ public:
+  const std::string& get(const std::function<std::string()>& make) {
+    std::call_once(once_, [&] { text_ = make(); });
+    return text_;
+  }
+
+ private:
+  std::once_flag once_;
+  std::string text_;
+};
+
 struct ModelSnapshot {
   Gpt model;
   Vocab vocab;
@@ -43,6 +60,9 @@ struct ModelSnapshot {
   std::optional<RoleReport> pattern_roles;
   std::string roles_json;        // "" without a probe set
   std::string composition_json;  // inspect-heads --composition --format json
+  // inspect-heads --circuit --probe FILE --format json, on the first /api/circuit.
+  std::vector<ProbeItem> probe_items;  // empty: no probe set
+  std::shared_ptr<LazyText> circuit_json = std::make_shared<LazyText>();
 };
 
 // Builds the snapshot of LOADED: its roles on PROBES and its composition, computed here.

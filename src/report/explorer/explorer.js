@@ -12,7 +12,7 @@
   performance.mark('explorer-parsed');
   const L = data.model.n_layer, H = data.model.n_head, T = data.tokens.length;
   const { CELL, STRIP_ROW, PALETTE, drawStripRow, fixed, signed, headColour, el, sizeCanvas, heatmapImage, signedColour, svgEl,
-    runCharts, drawPatchingStreams } = mgDraw;
+    runCharts, drawPatchingStreams, edgeCircuitGraph } = mgDraw;
   const $ = (id) => document.getElementById(id);
   const state = { layer: 0, query: T - 1, pinned: T - 1, head: { layer: 0, head: 0 }, tracePosition: T - 1 };
 
@@ -585,6 +585,24 @@
     show();
   }
 
+  // The chosen kind's circuit of edges (inspect-heads --circuit), drawn as mgDraw draws it.
+  function drawEdgeCircuit() {
+    const c = circuit.edge_circuit, select = $('edge-circuit-kind');
+    if (!c) {
+      $('edge-circuit-note').textContent = 'no probe set: the circuit is found on its pairs (inspect-heads --html ... --probe FILE)';
+      select.disabled = true;
+      return;
+    }
+    const show = () => {
+      const { svg, note } = edgeCircuitGraph(c, select.value, chooseHead);
+      $('edge-circuit').replaceChildren(svg);
+      $('edge-circuit-note').textContent = note;
+    };
+    select.replaceChildren(...c.kinds.map((k) => el('option', { value: k.kind, text: k.kind })));
+    select.addEventListener('change', show);
+    show();
+  }
+
   // ---- start ---------------------------------------------------------------------------------
   drawHeader();
   buildLayerSelect();
@@ -597,6 +615,7 @@
   drawPatching();
   drawGraph();
   drawChain();
+  drawEdgeCircuit();
   drawRun();
   document.body.dataset.readyMs = performance.now().toFixed(1);
   performance.mark('explorer-ready');

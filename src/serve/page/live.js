@@ -8,7 +8,7 @@
 
 (function () {
   const { CELL, STRIP_ROW, drawStripRow, fixed, signed, headColour, el, sizeCanvas, heatmapImage, signedColour, runCharts,
-    drawPatchingStreams } = mgDraw;
+    drawPatchingStreams, edgeCircuitGraph } = mgDraw;
   const $ = (id) => document.getElementById(id);
   const DEBOUNCE_MS = 40;
   let info = null, vocab = new Set(), L = 0, H = 0;
@@ -378,6 +378,34 @@
     setTimeout(pollRun, 1000);
   }
 
+  // ---- the circuit of edges (/api/circuit), on request: the server takes up to a minute --------
+  let edgeCircuit = null;
+  function drawEdgeCircuit() {
+    const select = $('edge-circuit-kind');
+    if (!edgeCircuit) {
+      $('edge-circuit').replaceChildren();
+      select.disabled = true;
+      return;
+    }
+    if (!select.options.length) select.replaceChildren(...edgeCircuit.kinds.map((k) => el('option', { value: k.kind, text: k.kind })));
+    select.disabled = false;
+    const { svg, note } = edgeCircuitGraph(edgeCircuit, select.value, null);
+    $('edge-circuit').replaceChildren(svg);
+    $('edge-circuit-note').textContent = note;
+  }
+  async function findEdgeCircuit() {
+    $('edge-circuit-find').disabled = true;
+    $('edge-circuit-note').textContent = 'finding the circuit on the probe set…';
+    try {
+      edgeCircuit = await api('/api/circuit');
+      $('edge-circuit-kind').replaceChildren();
+      drawEdgeCircuit();
+    } catch (e) {
+      $('edge-circuit-note').textContent = e.message;
+    }
+    $('edge-circuit-find').disabled = false;
+  }
+
   // ---- start -------------------------------------------------------------------------------
   async function loadModel() {
     info = await api('/api/info');
@@ -389,6 +417,9 @@
       `block_size ${m.block_size}, ${m.vocab_size} symbols · step ${info.step} of ${info.source}` +
       (info.probe ? ` · probe ${info.probe}` : ' · no probe set');
     fillPickers();
+    edgeCircuit = null;  // another model: its circuit is found again on request
+    drawEdgeCircuit();
+    $('edge-circuit-find').disabled = !info.probe;
     roles = null;
     drawRoles();
     if (info.probe) api('/api/roles').then((r) => { roles = r; drawRoles(); }).catch((e) => status(e.message));
@@ -419,6 +450,8 @@
       patchChanged();
     });
     $('patch-symbol').addEventListener('change', patchChanged);
+    $('edge-circuit-find').addEventListener('click', findEdgeCircuit);
+    $('edge-circuit-kind').addEventListener('change', drawEdgeCircuit);
     $('patch-clear').addEventListener('click', () => { $('patch-position').value = ''; patchChanged(); });
     await recompute();
     if (info.run) {
