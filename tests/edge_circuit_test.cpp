@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "data/utf8.h"
 #include "inference/model_store.h"
 #include "interp/circuit_edges.h"
@@ -185,7 +186,7 @@ TEST(ScoreSplit, PartsSumToTheForwardsScore) {
 
 // ---- Against the PyTorch reference ---------------------------------------------------------
 
-constexpr double kTolerance = 2e-5;
+constexpr double kTolerance = 1e-5;
 
 void expect_close(double ours, double reference, double& largest, const std::string& what) {
   const double gap = std::abs(ours - reference) / std::max(std::abs(reference), 1.0);

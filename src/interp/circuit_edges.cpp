@@ -165,6 +165,7 @@ class EdgeForward {
     const ModelConfig& c = model.config();
     H_ = c.n_head;
     d_ = c.head_width();
+    last_layer_ = c.n_layer - 1;
     eps_ = static_cast<float>(c.norm_eps);
     if (c.position == PositionType::rope) rope_ = make_rope_table(c.block_size, d_, c.rope_base);
     const ModelWeights& w = model.weights();
@@ -220,6 +221,17 @@ class EdgeForward {
     return linear(hidden, lw.proj_w, lw.proj_b);
   }
 
+  // The last layer's MLP is read by the logits alone, at each item's last position: its
+  // output there, zeros elsewhere ([B,T,D]), for a 1/T of the work. No tape.
+  Tensor last_rows_mlp(int64_t layer, const Var& input) const {
+    const Tensor rows = mlp_output(layer, rows_at(input, batch_.last)).value();  // [B,D]
+    const int64_t T = batch_.T, D = rows.dim(1);
+    Tensor out = Tensor::zeros({batch_.B, T, D});
+    for (int64_t b = 0; b < batch_.B; ++b)
+      std::memcpy(out.data() + (b * T + batch_.last[b]) * D, rows.data() + b * D, sizeof(float) * D);
+    return out;
+  }
+
   // The logits' input [B,T,D] -> per item M, and their sum on the tape.
   Var metric(const Var& input, std::vector<double>& per_item) const {
     Var logits = linear(layer_norm(rows_at(input, batch_.last), ln_f_w_, ln_f_b_, eps_), head_);  // [B,V]
@@ -265,7 +277,7 @@ class EdgeForward {
         const Var in(input(r, s, corrupt, present), false);
         if (rec.input == EdgeInput::mlp) {
           const int64_t sender = sender_of_mlp(rec.layer);
-          s.out[sender] = mlp_output(rec.layer, in).value();
+          s.out[sender] = rec.layer == last_layer_ ? last_rows_mlp(rec.layer, in) : mlp_output(rec.layer, in).value();
           dirty[sender] = 1;
         } else if (rec.input == EdgeInput::logits) {
           metric(in, s.metric);
@@ -332,7 +344,7 @@ class EdgeForward {
   const Gpt& model_;
   const EdgeGraph& graph_;
   const Batch& batch_;
-  int64_t H_ = 1, d_ = 1;
+  int64_t H_ = 1, d_ = 1, last_layer_ = 0;
   float eps_ = 1e-5f;
   RopeTable rope_;
   std::vector<LayerWeights> layers_;
