@@ -2,7 +2,7 @@
 """`mini-gpt serve` over HTTP (issue 44), against a 30-step run of the default model's shape:
 
   1. every endpoint's answer is, byte for byte, what `inspect-heads --format json` prints for
-     the same options (patterns, trace, attribution, logit-lens, patch, composition, roles),
+     the same options (patterns, trace, attribution, logit-lens, patch, composition, roles, circuit),
      and /api/next's logits are the logit lens's last stage (to float rounding), its probabilities
      their softmax at the temperature over the top_k;
   2. every bad request is answered with its status and a JSON {"error"} (400, 403, 404, 405,
@@ -94,6 +94,7 @@ def equality(binary, port, checkpoint, probe):
                       ["--patch", "--clean", clean, "--corrupt", corrupt, "--answer", "马", "--against", "林"]))
     cases.append(("composition", {}, ["--composition"]))
     cases.append(("roles", {}, ["--roles", "--probe", probe]))
+    cases.append(("circuit", {}, ["--circuit", "--probe", probe]))
     per_mode = {}
     for mode, params, args in cases:
         status, body = get(port, f"/api/{mode}", **params)

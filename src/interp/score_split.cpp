@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "interp/attribution.h"
 #include "interp/patterns.h"
 #include "kernels/rope.h"
 
@@ -62,12 +63,7 @@ ScoreSplit split_scores(const Gpt& model, const Vocab& vocab, std::u32string_vie
 
   NoGradGuard no_grad;
   ForwardHooks hooks;
-  hooks.record(hook::embed);
-  if (c.position == PositionType::learned) hooks.record(hook::pos_embed);
-  for (int64_t l = 0; l < layer; ++l) {
-    hooks.record(hook::z(l));
-    hooks.record(hook::mlp_out(l));
-  }
+  record_stream_parts(hooks, c, layer);
   hooks.record(hook::resid_pre(layer));
   hooks.record(hook::pattern(layer));
   model.forward(ids, 1, T, {.hooks = &hooks});
@@ -90,10 +86,8 @@ ScoreSplit split_scores(const Gpt& model, const Vocab& vocab, std::u32string_vie
     const Tensor& wo = w.blocks[static_cast<size_t>(l)].out_proj.value();  // [D,D]
     const float* z = hooks[hook::z(l)].data();                              // [1,H,T,d]
     for (int64_t h = 0; h < H; ++h) {
-      std::vector<Vector> rows(static_cast<size_t>(T), Vector(static_cast<size_t>(D), 0.0));
-      for (int64_t t = 0; t < T; ++t)
-        for (int64_t i = 0; i < D; ++i)
-          for (int64_t j = 0; j < d; ++j) rows[t][i] += static_cast<double>(wo[i * D + h * d + j]) * z[(h * T + t) * d + j];
+      std::vector<Vector> rows;
+      for (int64_t t = 0; t < T; ++t) rows.push_back(head_output_row(wo, z, h, t, T, d));
       r.sources.push_back("L" + std::to_string(l) + ".H" + std::to_string(h));
       sources.push_back(std::move(rows));
     }
