@@ -258,7 +258,7 @@ TEST_F(HeadCliTest, EveryOptionOutsideItsModeIsRefused) {
     }
     table_lines.push_back(line);  // the line on the options every mode reads
   }
-  ASSERT_EQ(rows.size(), 11u);
+  ASSERT_EQ(rows.size(), 13u);
   const std::string docs = test::read_text(test::source_dir() / "docs" / "cli.md");
   for (const std::string& line : table_lines) EXPECT_NE(docs.find(line + "\n"), std::string::npos) << "docs/cli.md lacks: " << line;
 
@@ -270,7 +270,8 @@ TEST_F(HeadCliTest, EveryOptionOutsideItsModeIsRefused) {
       {"--mean-ablation", {}}, {"--circuits", {}}, {"--compare", {ckpt(), ckpt()}},
       {"--html", {(dir_ / "p.html").string()}}, {"--run", {dir_.string()}}, {"--top", {"3"}},
       {"--attribution", {}}, {"--logit-lens", {}}, {"--composition", {}}, {"--patch", {}}, {"--answer", {"丁"}},
-      {"--against", {"小"}}, {"--clean", {"小丁"}}, {"--corrupt", {"丁小"}}, {"--swap", {"key"}}, {"--explain", {}}, {"--threads", {"1"}},
+      {"--against", {"小"}}, {"--clean", {"小丁"}}, {"--corrupt", {"丁小"}}, {"--swap", {"key"}}, {"--explain", {}}, {"--circuit", {}},
+      {"--threshold", {"0.05"}}, {"--score-split", {"0.0"}}, {"--threads", {"1"}},
       {"--backend", {"reference"}}};
   std::vector<std::string> mode_flags;
   for (const Row& row : rows)
