@@ -122,16 +122,18 @@ Explanation explain_chains(const Gpt& model, const Vocab& vocab, const std::vect
   const CompositionScores composition = composition_scores(model);
   Explanation e = explain_chains(score, attribution, value, key, composition);
   int64_t skipped = 0;
-  for (auto& [kind, pairs] : probe_circuit_pairs(model, vocab, probes, Swap::value, skipped))
-    for (KindChain& chain : e.kinds) {
-      if (chain.kind != kind || !chain.writer) continue;
-      std::vector<std::pair<int64_t, int64_t>> heads = {{chain.writer->layer, chain.writer->head}};
-      if (chain.carrier) heads.emplace_back(chain.carrier->layer, chain.carrier->head);
-      try {
-        chain.chain_faithfulness = chain_faithfulness(model, pairs, heads);
-      } catch (const InputError&) {  // the kind's pairs leave no gap: nothing to explain, no number
+  for (const Swap swap : {Swap::value, Swap::key})
+    for (auto& [kind, pairs] : probe_circuit_pairs(model, vocab, probes, swap, skipped))
+      for (KindChain& chain : e.kinds) {
+        if (chain.kind != kind || !chain.writer) continue;
+        std::vector<std::pair<int64_t, int64_t>> heads = {{chain.writer->layer, chain.writer->head}};
+        if (chain.carrier) heads.emplace_back(chain.carrier->layer, chain.carrier->head);
+        try {
+          (swap == Swap::value ? chain.chain_faithfulness : chain.chain_key_faithfulness) =
+              chain_faithfulness(model, pairs, heads);
+        } catch (const InputError&) {  // the kind's pairs leave no gap: nothing to explain, no number
+        }
       }
-    }
   return e;
 }
 

@@ -57,9 +57,10 @@ struct KindChain {
   double mlp_attribution = 0.0;      // sum of the MLPs' mean parts of the difference
   // How much of the behaviour the chain explains: the faithfulness (interp/circuit_edges.h)
   // of the circuit of every edge between the embeddings, the writer, the carrier, the MLPs
-  // and the logits, on the kind's pairs with the answer's fact swapped, everything else
-  // resample-ablated. None without a model (the picking alone) or without pairs.
-  std::optional<double> chain_faithfulness;
+  // and the logits, everything else resample-ablated, on the kind's pairs with the answer's
+  // fact swapped (value) and with its key swapped (key). None without a model (the picking
+  // alone) or without pairs.
+  std::optional<double> chain_faithfulness, chain_key_faithfulness;
   // The earlier heads that restore at least kCarrierRestores with the key swapped, best
   // first, with their scores against the writer: what the carrier was chosen from.
   struct Candidate {

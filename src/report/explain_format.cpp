@@ -2,6 +2,7 @@
 #include "report/explain_format.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "report/text.h"
 
@@ -15,12 +16,17 @@ namespace {
 
 std::string head_or_none(const std::optional<ChainHead>& h) { return h ? chain_head_name(*h) : "none"; }
 
-// How much of the kind's answer the chain explains (interp/explain.h's chain_faithfulness).
+// How much of the kind's answer the chain explains (interp/explain.h's chain faithfulness).
 std::string chain_faithfulness_line(const KindChain& k) {
-  if (!k.chain_faithfulness) return "";
-  return format("  the chain explains %.0f%% of it: faithfulness %.3f (the writer, %s and the MLPs alone, every other "
-                "edge from the answer-swapped prompt; --circuit finds the whole circuit)\n",
-                100.0 * *k.chain_faithfulness, *k.chain_faithfulness, k.carrier ? "the carrier" : "no carrier");
+  if (!k.chain_faithfulness && !k.chain_key_faithfulness) return "";
+  auto share = [](const std::optional<double>& f, const char* what) {
+    if (!f) return format("nothing measurable of swapping %s (no pair moves the answer)", what);
+    const double percent = std::abs(100.0 * *f) < 0.5 ? 0.0 : 100.0 * *f;  // no "-0%"
+    return format("%.0f%% of what swapping %s changes (faithfulness %.3f)", percent, what, *f);
+  };
+  return "  the chain alone (the writer, " + std::string(k.carrier ? "the carrier" : "no carrier") +
+         " and the MLPs; every other edge from the swapped prompt) keeps " + share(k.chain_faithfulness, "the answer") +
+         " and " + share(k.chain_key_faithfulness, "its key") + "; --circuit finds the whole circuit\n";
 }
 
 }  // namespace
@@ -114,6 +120,8 @@ nlohmann::ordered_json explanation_json(const Explanation& e) {
                      {"baseline", k.carrier ? ordered_json(round9(k.baseline)) : ordered_json(nullptr)},
                      {"mlp_attribution", round9(k.mlp_attribution)},
                      {"chain_faithfulness", k.chain_faithfulness ? ordered_json(round9(*k.chain_faithfulness)) : ordered_json(nullptr)},
+                     {"chain_key_faithfulness",
+                      k.chain_key_faithfulness ? ordered_json(round9(*k.chain_key_faithfulness)) : ordered_json(nullptr)},
                      {"candidates", candidates}});
   }
   return {{"learned_accuracy", kLearnedAccuracy},
