@@ -17,7 +17,7 @@ would otherwise take:
          --target drawn as a dotted line;
   roles  one panel per head-role score of --role-scores (default answer_finding,
          previous_token, induction; any key of metrics.jsonl's "head_roles" entries, and
-         "answer_finding_by_kind.KIND" for one question kind), 0 to 1, one line per head labelled layer.head, for the first run only: when each head
+         "answer_finding_by_kind.KIND" for one question kind), 0 to 1, one line per head labelled with its name, L3.H1, for the first run only: when each head
          became what it is, under the jump of the probe curve it explains.
 
 Pure standard library, so it runs wherever Python 3 does.
@@ -213,7 +213,7 @@ def role_panel(evals, score, top, x, plot_right, max_step, run_name):
             continue
         colour = COLOURS[i % len(COLOURS)]
         out.append(polyline(points, colour, 1.6, dash=DASHES[(i // len(COLOURS)) % len(DASHES)] if i >= len(COLOURS) else None))
-        ends.append((points[-1][1], f"{key[0]}.{key[1]}", colour))
+        ends.append((points[-1][1], f"L{key[0]}.H{key[1]}", colour))
     ends.sort()
     last_y = -1e9
     for py, label, colour in ends:  # labels at the right edge, pushed apart so they do not overlap

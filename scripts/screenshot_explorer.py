@@ -1,13 +1,15 @@
 #!/usr/bin/python3
 """A PNG of a head explorer page, or of `mini-gpt serve`'s live page, as headless Chromium shows it at 1280 x 800.
 
-    /usr/bin/python3 scripts/screenshot_explorer.py PAGE.html OUT.png [--query P] [--head L.H]
-    /usr/bin/python3 scripts/screenshot_explorer.py http://127.0.0.1:PORT/ OUT.png [--head L.H] [--ablate L.H] [--patch P=S]
+    /usr/bin/python3 scripts/screenshot_explorer.py PAGE.html OUT.png [--query P] [--head L3.H1] [--lang en|zh]
+    /usr/bin/python3 scripts/screenshot_explorer.py http://127.0.0.1:PORT/ OUT.png [--head L3.H1] [--ablate L3.H1] [--patch P=S] [--lang en|zh]
 
-Opens the page from disk (or the live page from a running `mini-gpt serve`), waits for its
-ready marker and its thumbnails, optionally pins query position P and opens head L.H (on the
-live page: ablates head L.H by its button, and patches position P with symbol S), then saves
-the window (the README's data/explorer.png and data/serve.png are made this way). Needs
+Opens the page from disk (or the live page from a running `mini-gpt serve`) in a browser that
+asks for English or Chinese (--lang; the page's first language follows it), waits for its
+ready marker and its thumbnails, optionally pins query position P and opens head L3.H1 (also
+written 3.1; on the live page: ablates a head by its "zero it" button, and patches position P
+with symbol S by a click on the symbol in the text and one on S), then saves the window (the
+README's data/explorer.png, data/serve.png and their .zh-CN.png are made this way). Needs
 Debian's chromium, chromium-driver and python3-selenium.
 """
 import argparse
@@ -18,10 +20,12 @@ import script_io
 
 
 def head_spec(text):
-    """argparse type: "L.H", two non-negative integers."""
+    """argparse type: a head, "L3.H1" (as every output names it) or "3.1"."""
     parts = text.split(".")
+    if len(parts) == 2 and parts[0].startswith("L") and parts[1].startswith("H"):
+        parts = [parts[0][1:], parts[1][1:]]
     if len(parts) != 2 or not all(p.isdigit() and len(p) <= 6 for p in parts):
-        raise argparse.ArgumentTypeError(f"expected L.H (layer and head, e.g. 3.1), found {script_io.quoted(text)}")
+        raise argparse.ArgumentTypeError(f"expected a head, L3.H1 or 3.1 (layer and head), found {script_io.quoted(text)}")
     return int(parts[0]), int(parts[1])
 
 
@@ -47,7 +51,7 @@ def click(driver, element_id, refusal):
 def live_page(driver, args):
     """The live page of `mini-gpt serve`: ready, then each click waited for until drawn."""
     from selenium.common.exceptions import NoSuchElementException
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import WebDriverWait
     updates = lambda: driver.execute_script("return Number(document.body.dataset.updates || 0)")  # noqa: E731
 
     def after(action):
@@ -58,15 +62,21 @@ def live_page(driver, args):
     WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
     if args.head:
         layer, head = args.head
-        after(lambda: click(driver, f"heat-{layer}-{head}", f"--head {layer}.{head}: the page shows no such head"))
+        after(lambda: click(driver, f"heat-{layer}-{head}", f"--head L{layer}.H{head}: the page shows no such head"))
     if args.ablate:
         layer, head = args.ablate
-        after(lambda: click(driver, f"ablate-{layer}-{head}", f"--ablate {layer}.{head}: the page shows no such head"))
+        after(lambda: click(driver, f"ablate-{layer}-{head}", f"--ablate L{layer}.H{head}: the page shows no such head"))
     if args.patch:
         position, symbol = args.patch
         try:
-            after(lambda: Select(driver.find_element("id", "patch-position")).select_by_value(str(position)))
-            after(lambda: Select(driver.find_element("id", "patch-symbol")).select_by_value(symbol))
+            driver.find_element("id", "click-swap").click()
+            driver.find_element("id", f"sym-{position}").click()
+            choice = next((b for b in driver.find_elements("css selector", "#swap-palette button")
+                           if b.get_attribute("data-symbol") == symbol), None)
+            if choice is None:
+                raise NoSuchElementException(symbol)
+            after(choice.click)
+            driver.find_element("id", "click-query").click()
         except NoSuchElementException:
             raise script_io.ScriptError(f"--patch {position}={symbol}: the page offers no such position or symbol")
 
@@ -81,6 +91,7 @@ def main():
     parser.add_argument("--patch", type=patch_spec, help="live page: replace the symbol at position P with S, P=S")
     parser.add_argument("--width", type=script_io.int_in(100, 8000), default=1280)
     parser.add_argument("--height", type=script_io.int_in(100, 8000), default=800)
+    parser.add_argument("--lang", choices=("en", "zh"), default="en", help="the language the browser asks for (the page's first)")
     args = parser.parse_args()
     live = args.page.startswith("http://")
     if not live:
@@ -93,11 +104,14 @@ def main():
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.support.ui import WebDriverWait
 
+    language = "zh-CN" if args.lang == "zh" else "en-US"
+
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                 f"--window-size={args.width},{args.height}", "--force-device-scale-factor=1"):
+                 f"--window-size={args.width},{args.height}", "--force-device-scale-factor=1", f"--lang={language}"):
         options.add_argument(flag)
+    options.add_experimental_option("prefs", {"intl.accept_languages": language})
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
     try:
         driver.set_window_size(args.width, args.height)
@@ -108,7 +122,7 @@ def main():
             WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.gridDrawn === '1'"))
             if args.head:
                 layer, head = args.head
-                click(driver, f"cell-{layer}-{head}", f"--head {layer}.{head}: the page shows no such head")
+                click(driver, f"cell-{layer}-{head}", f"--head L{layer}.H{head}: the page shows no such head")
         if args.query is not None:
             click(driver, f"sym-{args.query}", f"--query {args.query}: the page's text has no such position")
         driver.execute_script("window.scrollTo(0, 0); document.activeElement && document.activeElement.blur()")

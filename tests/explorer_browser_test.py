@@ -19,11 +19,22 @@ python3-selenium; fonts-noto-cjk draws the symbols) over pages opened from disk:
      under 2 s.
 In page 2 the circuit section (issue 30) is held to inspect-heads --attribution, --patch
 and --composition: the attribution bars, each head's patching restoration, the graph's edges.
+Issue 56, on page 2 and a page whose text holds a newline: the page opens on the layer and
+head of the largest direct logit attribution at the last position; the model line names
+RoPE; the newline shows as \n; the open head's heatmap carries symbol labels on its rows and
+columns, and a thumbnail's hover names its query and key symbols; the top three of each head
+are not in a scroll box; the patching heatmap has its colour legend and the line on a
+negative share; the cards say "probe drop if zeroed"; heads are named L1.H1 everywhere.
+Then the languages: English in a browser that asks for English; the switch to 中文 redraws
+in place (lang zh-CN, the kinds with their questions, Chinese role names) and is remembered
+on reload; a browser that asks for zh-CN opens in Chinese; every English word has a Chinese
+one (the tables of src/report/page/words.js).
 Any error in the browser console fails the test. Prints each page's size and load time.
 Usage: explorer_browser_test.py MINI_GPT_BINARY SOURCE_DIR
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -107,6 +118,132 @@ def expect_weights(driver, layer, head, position, expected, what):
     return worst
 
 
+def check_opening_view(driver, binary, config, text, T):
+    """Issue 56: the page opens on the head with the largest direct logit attribution at the
+    last position (inspect-heads --attribution), its layer in the strips; RoPE is named."""
+    attribution = json.loads(run(binary, "inspect-heads", "--config", config, "--seed", "3", "--attribution", "--text", text,
+                                 "--format", "json")[0])
+    heads = [p for p in attribution["parts"] if p["layer"] is not None and p["head"] is not None]
+    best = max(heads, key=lambda p: abs(p["difference"]))
+    layer = driver.find_element("id", "layer-select").get_attribute("value")
+    check(layer == str(best["layer"]), f"the page opens on layer {layer}, the writer {best['name']} is in layer {best['layer']}")
+    title = driver.find_element("id", "detail-title").text
+    check(f"L{best['layer']}.H{best['head']}" in title, f"the page opens head {title!r}, not {best['name']}")
+    check(driver.find_element("id", f"readout-{best['layer']}-{best['head']}").get_attribute("data-query") == str(T - 1),
+          "the strips do not show the opening layer")
+    model_line = driver.find_element("id", "model-line").text
+    check("RoPE positions" in model_line and "0 positions" not in model_line, f"the model line: {model_line!r}")
+    print(f"opens on {best['name']} (direct logit attribution {best['difference']:+.4f} at the last position), layer {layer}")
+
+
+def dark_pixels(driver, canvas_id, x0, y0, x1, y1):
+    """Pixels of the canvas (CSS box x0..x1, y0..y1) drawn darker than a light grey: text."""
+    return driver.execute_script("""
+        const c = document.getElementById(arguments[0]), r = window.devicePixelRatio || 1;
+        const d = c.getContext('2d').getImageData(arguments[1] * r, arguments[2] * r, (arguments[3] - arguments[1]) * r,
+                                                   (arguments[4] - arguments[2]) * r).data;
+        let n = 0;
+        for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 128 && d[i] + d[i + 1] + d[i + 2] < 300) n++;
+        return n;""", canvas_id, x0, y0, x1, y1)
+
+
+def check_page_defects(driver, patch):
+    """Issue 56's page defects on the default-shape page: labelled heatmaps, the top three
+    whole, the patching legend, the head names."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    # The open head's heatmap: symbols down its left margin (24 px) and across its top (20 px).
+    left = dark_pixels(driver, "detail-canvas", 0, 20, 24, 200)
+    top = dark_pixels(driver, "detail-canvas", 24, 0, 300, 20)
+    check(left > 50 and top > 50, f"the large heatmap has no symbol labels ({left} dark pixels left, {top} on top)")
+    # A thumbnail's hover names the query and key symbols under the pointer.
+    thumb = driver.find_element("id", "thumb-3-1")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", thumb)
+    ActionChains(driver).move_to_element_with_offset(thumb, 41, 41).perform()  # the bottom-right half: a key before the query
+    hover_text = driver.find_element("id", "grid-hover").text
+    check(hover_text.startswith("L3.H1: query ") and "→ key " in hover_text, f"thumbnail hover: {hover_text!r}")
+    # The top three of every head: whole, no scroll box.
+    readout = driver.execute_script("const r = document.getElementById('readout'); return [getComputedStyle(r).overflowY, "
+                                    "r.scrollHeight, r.clientHeight, r.querySelectorAll('tr.readout-head').length]")
+    check(readout[0] == "visible" and readout[1] <= readout[2] + 1 and readout[3] == 2,
+          f"the top three sit in a scroll box (overflow {readout[0]}, {readout[1]} px in {readout[2]} px)")
+    # The patching heatmap's legend: three stops and the line on a negative share.
+    legend = driver.find_element("id", "patching-legend").text
+    for words in ("−1", "0: no change", "+1", "A negative share"):
+        check(words in legend, f"the patching legend lacks {words!r}: {legend!r}")
+    warning = driver.find_element("id", "patching-warning")
+    gap = abs(patch["clean"] - patch["corrupt"])
+    check(warning.is_displayed() == (gap < 1), f"the gap warning shown {warning.is_displayed()} at a gap of {gap}")
+    check((patch["warning"] is not None) == (gap < 1), f"--patch's warning {patch['warning']!r} at a gap of {gap}")
+    # One name: the patching table, the graph, the strips.
+    check(driver.find_element("id", "patch-head-1-1").text.startswith("L1.H1"), "the patching table names heads otherwise")
+    layer = driver.find_element("id", "layer-select").get_attribute("value")
+    labels = driver.find_element("id", "strip-labels").text.split()
+    check(labels == [f"L{layer}.H0", f"L{layer}.H1"], f"the strips of layer {layer} are labelled {labels}")
+    nodes = [n.text for n in driver.find_elements("css selector", "#circuit-graph g.node text")]
+    check("L2.H1" in nodes, f"the graph names its nodes {nodes}")
+    print("issue 56 on the default page: labelled heatmap, thumbnail hover, top three whole, patching legend, L.H names")
+
+
+def check_newline_page(driver, binary, config, scratch):
+    """A text with a newline: its symbol shows as \n in the text row, the readout and the labels."""
+    page = os.path.join(scratch, "newline.html")
+    text = "小丁拿着红色的苹果。\n小丁有什么？"
+    run(binary, "inspect-heads", "--config", config, "--seed", "3", "--text", text, "--html", page)
+    open_page(driver, page, "newline page")
+    newline = driver.find_element("id", "sym-10").text
+    check(newline == "\\n", f"the newline shows as {newline!r}")
+    driver.find_element("id", "sym-12").click()
+    values = driver.execute_script("return document.querySelector('#readout .row-values').textContent")
+    check("10 \\n 0." in values, f"the readout's weights name the newline otherwise: {values!r}")
+    labels = driver.execute_script("return JSON.parse(document.getElementById('explorer-data').textContent).labels[10]")
+    check(labels == "\\n", f"the page's label of the newline is {labels!r}")
+    print("a newline shows as \\n")
+
+
+def check_languages(driver, page):
+    """English first in an English browser; the switch to Chinese redraws in place and is
+    remembered; a Chinese browser opens in Chinese; both tables have the same keys."""
+    from selenium.webdriver.support.ui import Select
+    driver.execute_script("localStorage.clear()")
+    open_page(driver, page, "English page")
+    check(driver.execute_script("return document.documentElement.lang") == "en", "an English browser opens in English")
+    check(driver.find_element("id", "grid-title").text == "All heads", "the grid's title is not English")
+    missing = driver.execute_script("const t = mgWords.tables; return Object.keys(t.en).filter((k) => !(k in t.zh))")
+    check(not missing, f"words with no Chinese: {missing}")
+    extra = driver.execute_script("const t = mgWords.tables; return Object.keys(t.zh).filter((k) => !(k in t.en))")
+    check(not extra, f"Chinese words with no English: {extra}")
+    query = driver.find_element("id", "readout-table").get_attribute("data-query")
+    Select(driver.find_element("id", "lang-switch")).select_by_value("zh")
+    check(driver.execute_script("return document.documentElement.lang") == "zh-CN", "the switch did not set lang zh-CN")
+    check(driver.find_element("id", "grid-title").text == "全部的头", f"grid title {driver.find_element('id', 'grid-title').text!r}")
+    check(driver.find_element("id", "readout-table").get_attribute("data-query") == query, "the switch lost the query")
+    kinds = [o.text for o in Select(driver.find_element("id", "chain-kind")).options]
+    check("谁的 (who)" in kinds and any(k.startswith("有什么") for k in kinds), f"the kinds: {kinds}")
+    cells = " ".join(c.text for c in driver.find_elements("css selector", ".head-cell"))
+    check("置零后检测准确率下降" in cells and "probe drop" not in cells, "the cards are not in Chinese")
+    check("L3.H1" in cells, "the cards lost the heads' names")
+    legend = driver.find_element("id", "patching-legend").text
+    check("恢复比例为负" in legend, f"the legend is not in Chinese: {legend!r}")
+    driver.find_element("id", "glossary-link").click()
+    check(driver.execute_script("return document.getElementById('glossary').open"), "the header's glossary link does not open it")
+    glossary = driver.find_element("id", "glossary-table").text
+    check("读取比例" in glossary and "projected_weights" in glossary and "第3层·头1" in glossary, "the glossary")
+    expect_clean_console(driver, "Chinese page")
+    open_page(driver, page, "Chinese page, reloaded")
+    check(driver.execute_script("return document.documentElement.lang") == "zh-CN", "the choice was not remembered")
+    check(driver.find_element("id", "probe-line").text.startswith("检测集"), "the reloaded page's probe line is not Chinese")
+    driver.execute_script("localStorage.clear()")
+    zh_driver = start_browser(lang="zh-CN")
+    try:
+        open_page(zh_driver, page, "page in a Chinese browser")
+        check(zh_driver.execute_script("return document.documentElement.lang") == "zh-CN",
+              f"a browser asking for {zh_driver.execute_script('return navigator.language')} opens in English")
+        expect_clean_console(zh_driver, "page in a Chinese browser")
+    finally:
+        zh_driver.quit()
+    print("languages: English first, the switch to 中文 in place and remembered, a zh-CN browser opens in Chinese")
+
+
 def main():
     if len(sys.argv) != 3:
         fail("usage: explorer_browser_test.py MINI_GPT_BINARY SOURCE_DIR")
@@ -167,6 +304,8 @@ def main():
         check(T == 36, f"the question has {T} symbols")
 
         P = 35  # the answer position
+        check_opening_view(driver, binary, config, QUESTION, T)
+        Select(driver.find_element("id", "layer-select")).select_by_value("0")
         hover(driver, "sym-20")
         hover(driver, f"sym-{P}")
         worst = 0.0
@@ -211,12 +350,16 @@ def main():
         print("the circuit of every kind drawn edge for edge as --circuit finds it")
 
         # Roles: the grid's names are the JSON's; with a probe, every head has an ablation cost.
+        questions = {"who": "谁的", "colour": "什么颜色…", "what": "有什么…", "holder": "谁拿着", "which_colour": "什么颜色"}
         for l in range(4):
             for h in range(2):
                 role = next(x for x in inspection["layers"][l]["heads"] if x["head"] == h)["roles"]["role"]
+                # Each kind in a role with its question: carrier(colour,what) -> carrier(colour 什么颜色…,what 有什么…).
+                role = re.sub(r"\(([^)]*)\)", lambda m: "(" + ",".join(f"{k} {questions[k]}" for k in m.group(1).split(",")) + ")", role)
                 cell = driver.find_element("id", f"cell-{l}-{h}").text
-                check(f"{l}.{h} {role}" in cell, f"grid cell {l}.{h} shows {cell!r}, the JSON's role is {role}")
-                check("ablation " in cell, f"grid cell {l}.{h} shows no ablation cost: {cell!r}")
+                check(f"L{l}.H{h} {role}" in cell, f"grid cell L{l}.H{h} shows {cell!r}, the JSON's role is {role}")
+                check("probe drop if zeroed " in cell and "loss if zeroed" not in cell,
+                      f"grid cell L{l}.H{h} does not name its cost 'probe drop if zeroed': {cell!r}")
 
         # The trace of head 1.1 at position 30 against --trace --format json.
         driver.find_element("id", "cell-1-1").click()
@@ -225,7 +368,7 @@ def main():
                            "--position", "30", "--format", "json")
         trace = json.loads(trace_out)
         title = driver.find_element("id", "trace-title").text
-        check("layer 1, head 1, query position 30" in title, f"trace title {title!r}")
+        check("L1.H1, query position 30" in title, f"trace title {title!r}")
         for element_id, expected in (("trace-dot-13", trace["dots"][13]), ("trace-score-13", trace["scores"][13]),
                                      ("trace-weight-5", trace["weights"][5])):
             shown = float(driver.find_element("id", element_id).text)
@@ -284,6 +427,7 @@ def main():
             check(abs(float(first.get_attribute("data-score")) - pair[mode]) <= 1e-6, f"edge {writer}->{reader} score")
         print(f"circuit section checked against --attribution, --patch and --composition: bars within {worst:.1e}, "
               f"heads within {patch_worst:.1e}, {len(edges)} graph edges")
+        check_page_defects(driver, patch)
         expect_clean_console(driver, "default model")
         size_a = os.path.getsize(page_a)
 
@@ -375,6 +519,8 @@ def main():
         print(f"load target {TARGET_MS:.0f} ms: median {median:.0f} ms, best {best:.0f} ms "
               f"({'within' if best < TARGET_MS else 'OVER'} the target at best of 3; load average "
               f"{os.getloadavg()[0]:.1f})")
+        check_newline_page(driver, binary, config, scratch)
+        check_languages(driver, page_a)
         print(f"explorer_browser_test: {test_checks.passed} checks passed")
     finally:
         if driver is not None:

@@ -1,13 +1,19 @@
 // The issue-15 command lines end to end on the committed inspect fixture
 // (tests/fixtures/heads_ref.safetensors: 2 layers x 2 heads, block_size 16): --trace,
 // --roles (table, JSON, mean-ablation), --circuits with --svg, the "roles" object of
-// --format json, eval --ablate, and their one-line errors.
+// --format json, eval --ablate, and their one-line errors. Issue 56: one name for a head
+// (L3.H1) in every text and JSON string, taken by --trace and --ablate beside 3.1; --roles in
+// --explain's words (writer, carrier); the explorer's data naming its positions; and
+// --patch's gap warning on every one-symbol corruption of a text, present (text, JSON,
+// stderr) exactly when |clean - corrupt| < 1.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -48,7 +54,7 @@ TEST_F(HeadCliTest, TracePrintsEveryStep) {
   EXPECT_NE(bad.err.find("--trace needs --position"), std::string::npos) << bad.err;
   bad = run({"inspect-heads", "--checkpoint", ckpt(), "--text", "小丁", "--trace", "1", "--position", "1"});
   EXPECT_EQ(bad.status, 2);
-  EXPECT_NE(bad.err.find("LAYER.HEAD"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("is not a head: L3.H1 or 3.1"), std::string::npos) << bad.err;
 }
 
 TEST_F(HeadCliTest, RolesTableJsonAndAblation) {
@@ -94,11 +100,11 @@ TEST_F(HeadCliTest, EvalAblate) {
   auto r = run({"eval", "--checkpoint", ckpt(), "--probe", probe(), "--json", "--ablate", "0.1", "--ablate", "1.0"});
   ASSERT_EQ(r.status, 0) << r.err;
   const json j = json::parse(r.out);
-  EXPECT_EQ(j["ablated"], json::array({"0.1", "1.0"}));
+  EXPECT_EQ(j["ablated"], json::array({"L0.H1", "L1.H0"}));  // the heads' one name
   EXPECT_EQ(j["ablation"], "zero");
   auto bad = run({"eval", "--checkpoint", ckpt(), "--probe", probe(), "--ablate", "2.0"});
   EXPECT_EQ(bad.status, 2);
-  EXPECT_NE(bad.err.find("valid 0.0..1.1"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("valid L0.H0..L1.H1"), std::string::npos) << bad.err;
   bad = run({"eval", "--checkpoint", ckpt(), "--text-file", probe(), "--ablate", "0.0"});
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("give --probe FILE"), std::string::npos) << bad.err;
@@ -171,6 +177,113 @@ TEST_F(HeadCliTest, CircuitModes) {
 }
 
 
+TEST_F(HeadCliTest, Issue56TraceAndAblateTakeBothSpellings) {
+  const std::string text = "丁拿着红色的苹果。谁拿着苹果？小";  // 16 symbols, the block
+  auto a = run({"inspect-heads", "--checkpoint", ckpt(), "--text", text, "--trace", "L1.H0", "--position", "5"});
+  auto b = run({"inspect-heads", "--checkpoint", ckpt(), "--text", text, "--trace", "1.0", "--position", "5"});
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out.find("trace of L1.H0 (layer 1, head 0) at query position 5"), std::string::npos) << a.out;
+  auto x = run({"eval", "--checkpoint", ckpt(), "--probe", probe(), "--json", "--ablate", "L0.H1"});
+  auto y = run({"eval", "--checkpoint", ckpt(), "--probe", probe(), "--json", "--ablate", "0.1"});
+  ASSERT_EQ(x.status, 0) << x.err;
+  EXPECT_EQ(x.out, y.out);
+  for (const char* bad : {"L1.0", "1.H0", "L.H", "H1.L0", "l1.h0"}) {
+    auto r = run({"inspect-heads", "--checkpoint", ckpt(), "--text", text, "--trace", bad, "--position", "5"});
+    EXPECT_EQ(r.status, 2) << bad << ": " << r.out;
+    EXPECT_NE(r.err.find("is not a head: L3.H1 or 3.1"), std::string::npos) << r.err;
+  }
+}
+
+TEST_F(HeadCliTest, Issue56EveryTextNamesAHeadLnHm) {
+  const std::string text = "丁拿着红色的苹果。谁拿着苹果？小";  // 16 symbols, the block
+  auto view = run({"inspect-heads", "--checkpoint", ckpt(), "--text", text});
+  ASSERT_EQ(view.status, 0) << view.err;
+  EXPECT_NE(view.out.find("L1.H1 (layer 1, head 1): projected_weights"), std::string::npos) << view.out;
+  auto roles = run({"inspect-heads", "--checkpoint", ckpt(), "--roles", "--probe", probe()});
+  ASSERT_EQ(roles.status, 0) << roles.err;
+  for (const char* name : {"\nL0.H0 ", "\nL0.H1 ", "\nL1.H0 ", "\nL1.H1 "}) EXPECT_NE(roles.out.find(name), std::string::npos) << roles.out;
+  // The roles speak --explain's words, never the old ones.
+  EXPECT_NE(roles.out.find("names it writer"), std::string::npos) << roles.out;
+  EXPECT_EQ(roles.out.find("copy-forward("), std::string::npos) << roles.out;
+  EXPECT_EQ(roles.out.find("answer-finding("), std::string::npos) << roles.out;
+  auto roles_json = run({"inspect-heads", "--checkpoint", ckpt(), "--roles", "--probe", probe(), "--format", "json"});
+  ASSERT_EQ(roles_json.status, 0) << roles_json.err;
+  const std::regex vocabulary(R"(^(writer|carrier|induction|previous-token|offset-\d+|current-token|first-position)(\([a-z_,]+\))?$)");
+  for (const auto& h : json::parse(roles_json.out)["heads"]) {
+    const std::string role = h["roles"]["role"];
+    if (role == "mixed") continue;
+    std::string rest = role;
+    for (size_t plus; !rest.empty(); rest = plus == std::string::npos ? "" : rest.substr(plus + 1)) {
+      plus = rest.find('+');
+      const std::string part = rest.substr(0, plus);
+      EXPECT_TRUE(std::regex_match(part, vocabulary)) << role;
+    }
+  }
+  auto explain = run({"inspect-heads", "--checkpoint", ckpt(), "--probe", probe(), "--explain", "--format", "json"});
+  ASSERT_EQ(explain.status, 0) << explain.err;
+  const std::regex name(R"(^L\d+\.H\d+$)");
+  for (const auto& k : json::parse(explain.out)["kinds"]) {
+    if (!k["writer"].is_null()) EXPECT_TRUE(std::regex_match(k["writer"].get<std::string>(), name)) << k;
+    if (!k["carrier"].is_null()) EXPECT_TRUE(std::regex_match(k["carrier"].get<std::string>(), name)) << k;
+  }
+}
+
+TEST_F(HeadCliTest, Issue56TheExplorerNamesItsPositions) {
+  const std::string page = (dir_ / "page.html").string();
+  auto r = run({"inspect-heads", "--checkpoint", ckpt(), "--text", "小丁拿着红色的苹果。", "--html", page});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string html = test::read_text(page);
+  const std::string marker = R"(<script type="application/json" id="explorer-data">)";
+  const size_t start = html.find(marker) + marker.size();
+  const json data = json::parse(html.substr(start, html.find("</script>", start) - start));
+  const std::string position = data["model"]["position"];
+  EXPECT_TRUE(position == "rope" || position == "learned") << data["model"];
+  // Both pages' words are in the page, in both languages (src/report/page/words.js).
+  EXPECT_NE(html.find("const mgWords"), std::string::npos);
+  EXPECT_NE(html.find("注意力头浏览器"), std::string::npos);
+}
+
+// End to end: each one-symbol corruption of a 16-symbol text; the warning (text, JSON,
+// stderr with --format json) appears exactly when |clean - corrupt| < 1.
+TEST_F(HeadCliTest, Issue56PatchWarnsExactlyWhenTheGapIsUnderOne) {
+  const std::u32string clean = U"丁拿着红色的苹果。谁拿着苹果？小";
+  auto utf8 = [](const std::u32string& s) {
+    std::string out;
+    for (char32_t c : s) {
+      if (c < 0x80) out += static_cast<char>(c);
+      else {  // every symbol here is 3 bytes
+        out += static_cast<char>(0xE0 | (c >> 12));
+        out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (c & 0x3F));
+      }
+    }
+    return out;
+  };
+  int warned = 0, measured = 0;
+  for (size_t t = 0; t + 1 < clean.size(); ++t) {
+    std::u32string corrupt = clean;
+    corrupt[t] = corrupt[t] == U'红' ? U'苹' : U'红';
+    auto r = run({"inspect-heads", "--checkpoint", ckpt(), "--patch", "--clean", utf8(clean), "--corrupt", utf8(corrupt),
+                  "--answer", "丁", "--against", "红", "--format", "json"});
+    if (r.status == 2 && r.err.find("nothing for patching to restore") != std::string::npos) continue;  // no change: refused
+    ASSERT_EQ(r.status, 0) << r.err;
+    const json j = json::parse(r.out);
+    const double gap = j["clean"].get<double>() - j["corrupt"].get<double>();
+    const bool small = std::abs(gap) < 1.0;
+    EXPECT_EQ(!j["warning"].is_null(), small) << "position " << t << ", gap " << gap;
+    EXPECT_EQ(r.err.find("mini-gpt: warning: the clean and corrupt differences") != std::string::npos, small) << r.err;
+    auto table = run({"inspect-heads", "--checkpoint", ckpt(), "--patch", "--clean", utf8(clean), "--corrupt",
+                      utf8(corrupt), "--answer", "丁", "--against", "红"});
+    ASSERT_EQ(table.status, 0) << table.err;
+    EXPECT_EQ(table.out.find("\nwarning: ") != std::string::npos, small) << table.out;
+    EXPECT_TRUE(table.err.empty()) << table.err;  // the table says it once, on stdout
+    (small ? warned : measured)++;
+  }
+  std::printf("one-symbol corruptions: %d warned (gap under 1), %d measured\n", warned, measured);
+  EXPECT_GT(warned + measured, 10);
+}
+
 // Issue 32: the rules of inspect-heads, read from its --help (the table every mode is
 // checked against) and quoted verbatim by docs/cli.md. Every pair of a mode and an option
 // outside its row (a second mode included) exits 2 with one line naming both.
@@ -187,7 +300,7 @@ TEST_F(HeadCliTest, CompareAcrossHeadCounts) {
   auto r = run({"inspect-heads", "--compare", one, two, "--probe", probe()});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("A has 1 layer x 1 head, B 1 layer x 2 heads"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("nearest A 0.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nearest A L0.H0"), std::string::npos) << r.out;
   auto j = run({"inspect-heads", "--compare", two, one, "--probe", probe(), "--format", "json"});
   ASSERT_EQ(j.status, 0) << j.err;
   const json out = json::parse(j.out);

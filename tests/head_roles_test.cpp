@@ -193,7 +193,7 @@ TEST(HeadRoles, AnswerSourceRuleAndRoleNames) {
   s.previous_token = s.best_offset_score = 0.7;
   EXPECT_EQ(role_name(s, th), "previous-token");  // offset 1 is not named twice
   s.answer_finding = 0.35;
-  EXPECT_EQ(role_name(s, th), "answer-finding+previous-token");
+  EXPECT_EQ(role_name(s, th), "writer+previous-token");
   s.previous_token = 0.1;
   s.best_offset = 3;
   s.answer_finding = 0.0;
@@ -205,16 +205,16 @@ TEST(HeadRoles, AnswerSourceRuleAndRoleNames) {
   s.induction = 0.0;
   s.answer_finding = 0.2;
   s.answer_finding_by_kind = {{"colour", 0.05}, {"what", 0.45}, {"who", 0.3}};
-  EXPECT_EQ(role_name(s, th), "answer-finding(what,who)");
+  EXPECT_EQ(role_name(s, th), "writer(what,who)");
   s.answer_finding = 0.31;  // over all kinds: the plain name
-  EXPECT_EQ(role_name(s, th), "answer-finding");
+  EXPECT_EQ(role_name(s, th), "writer");
   s.copy_forward = 0.3;
   s.copy_forward_by_kind = {{"colour", 0.1}, {"what", 0.9}};
-  EXPECT_EQ(role_name(s, th), "answer-finding+copy-forward(what)");
+  EXPECT_EQ(role_name(s, th), "writer+carrier(what)");
   s.answer_finding = 0.0;
   s.answer_finding_by_kind.clear();
   s.copy_forward = 0.5;
-  EXPECT_EQ(role_name(s, th), "copy-forward");
+  EXPECT_EQ(role_name(s, th), "carrier");
 }
 
 // Copy-forward reads row `source` of the pattern: a hand-set pattern whose source row puts
@@ -379,7 +379,8 @@ TEST(HeadRoles, ScoresOfARealModelAreInRangeAndFixed) {
     EXPECT_NEAR(*h.answer_finding, (h.answer_finding_by_kind[0].second + h.answer_finding_by_kind[1].second) / 2, 1e-12);
   }
   const std::string table = format_roles(a);
-  EXPECT_NE(table.find("layer head"), std::string::npos) << table;
+  EXPECT_NE(table.find("head        prev"), std::string::npos) << table;
+  EXPECT_NE(table.find("\nL1.H0     "), std::string::npos) << table;  // each head by its one name
   const auto json = role_report_json(a);
   EXPECT_EQ(json["heads"].size(), 4u);
   EXPECT_TRUE(json["heads"][0]["roles"].contains("induction"));

@@ -850,15 +850,15 @@ run_case "make_corpus: --probe-items 400000" 2 "--probe-items: must be in [1, 20
 run_case "make_corpus: --probe-items 200001" 2 "--probe-items: must be in [1, 200000]" -- --probe-seed 7 --probe-items 200001 --probe-out big.jsonl
 runner=(/usr/bin/python3 "$source_dir/scripts/screenshot_explorer.py") prog=screenshot_explorer
 echo "<html></html>" > tiny.html
-run_case "screenshot_explorer: --head abc" 2 "--head: expected L.H" -- tiny.html shot.png --head abc
-run_case "screenshot_explorer: --head 1" 2 "--head: expected L.H" -- tiny.html shot.png --head 1
-run_case "screenshot_explorer: --head 1.-1" 2 "--head: expected L.H" -- tiny.html shot.png --head 1.-1
+run_case "screenshot_explorer: --head abc" 2 "--head: expected a head, L3.H1 or 3.1" -- tiny.html shot.png --head abc
+run_case "screenshot_explorer: --head 1" 2 "--head: expected a head, L3.H1 or 3.1" -- tiny.html shot.png --head 1
+run_case "screenshot_explorer: --head 1.-1" 2 "--head: expected a head, L3.H1 or 3.1" -- tiny.html shot.png --head 1.-1
 run_case "screenshot_explorer: --query -1" 2 "--query: must be in [0, " -- tiny.html shot.png --query -1
 run_case "screenshot_explorer: a missing page" 2 "cannot read" -- missing.html shot.png
 ulimit -S -v unlimited
 if [[ -x /usr/bin/chromium && -x /usr/bin/chromedriver ]] && /usr/bin/python3 -c 'import selenium' 2> /dev/null; then
   "$binary" "${inspect[@]}" --html shot_page.html > /dev/null 2>&1
-  run_case "screenshot_explorer: --head 9.9 on a page of 1 x 2 heads" 2 "--head 9.9: the page shows no such head" -- \
+  run_case "screenshot_explorer: --head 9.9 on a page of 1 x 2 heads" 2 "--head L9.H9: the page shows no such head" -- \
     shot_page.html shot.png --head 9.9
   run_case "screenshot_explorer: --query 999" 2 "--query 999: the page's text has no such position" -- \
     shot_page.html shot.png --query 999

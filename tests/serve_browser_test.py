@@ -16,6 +16,14 @@ a server on a free port over a 30-step run of the default model's shape, with --
   6. a line appended to the run's metrics.jsonl while the page is open shows as a new
      evaluation;
   7. no error in the browser console.
+Issue 56: a click on a card's text opens the head and ablates nothing; the cards say "loss if
+zeroed" (not the explorer's "probe drop"); patching is a click on the symbol in the text and
+one on its replacement (the drop-downs are gone), with the colour legend, and the gap warning
+shown exactly when inspect-heads --patch warns; a newline picked as the answer shows as \n in
+the logit difference; an unknown symbol clears the text row, the strips and the views with
+one message; the language switch (English first, 中文 in place, remembered on reload, a zh-CN
+browser opening in Chinese); and `serve --run DIR` started before the run's first checkpoint
+shows the curves and waits, then loads the model when latest.safetensors appears.
 Prints the page's update time after typing stops (median of several edits; the target is
 200 ms, measured, not asserted: a timed assertion would fail on a busy machine).
 Usage: serve_browser_test.py MINI_GPT_BINARY SOURCE_DIR
@@ -90,6 +98,105 @@ def distribution(driver, prefix):
     return {r.get_attribute("data-symbol"): float(r.get_attribute("data-probability")) for r in rows}
 
 
+def patch_by_click(driver, binary, checkpoint, position, symbol):
+    """Switches the click to swapping, clicks the symbol at POSITION in the text and SYMBOL in
+    the palette; checks every head's share against inspect-heads --patch; returns its JSON."""
+    from selenium.webdriver.support.ui import WebDriverWait
+    driver.find_element("id", "click-swap").click()
+    driver.find_element("id", f"sym-{position}").click()
+    WebDriverWait(driver, 10).until(lambda d: d.find_element("id", "swap-palette").is_displayed())
+    choice = driver.find_element("css selector", f"#swap-palette button[data-symbol='{symbol}']")
+    before = updates(driver)
+    choice.click()
+    wait_update(driver, before, "patching by click")
+    WebDriverWait(driver, 10).until(lambda d: d.find_elements("id", "patch-table"))
+    driver.find_element("id", "click-query").click()
+    clean = driver.find_element("id", "text").get_attribute("value")
+    corrupt = clean[:position] + symbol + clean[position + 1:]
+    patch = cli_json(binary, "--checkpoint", checkpoint, "--patch", "--clean", clean, "--corrupt", corrupt)
+    worst = max(abs(float(driver.find_element("id", f"patch-head-{l}-{h}").get_attribute("data-value")) - v)
+                for l, heads in enumerate(patch["heads"]) for h, v in enumerate(heads))
+    check(worst <= 1e-6, f"the restoration table differs from inspect-heads --patch by {worst}")
+    check(driver.find_element("id", f"sym-{position}").get_attribute("class").find("patched") >= 0, "the symbol is not marked")
+    return patch
+
+
+def check_languages(driver, url):
+    """English in an English browser; 中文 by the switch, in place and remembered; a zh-CN
+    browser opens in Chinese."""
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+    check(driver.execute_script("return document.documentElement.lang") == "en", "an English browser opens in English")
+    text = driver.find_element("id", "text").get_attribute("value")
+    before = updates(driver)
+    Select(driver.find_element("id", "lang-switch")).select_by_value("zh")
+    check(driver.execute_script("return document.documentElement.lang") == "zh-CN", "the switch did not set lang zh-CN")
+    check(driver.find_element("id", "next-title").text == "下一个字符", "the next symbol's title is not Chinese")
+    check(updates(driver) == before, "the switch asked the server again")
+    cards = driver.find_element("id", "grid").text
+    check("置零后损失增加" in cards and "loss if zeroed" not in cards, "the cards are not in Chinese")
+    WebDriverWait(driver, 60).until(lambda d: d.find_elements("id", "roles-table"))
+    roles = driver.find_element("id", "roles").text
+    check("找答案 谁的 (who)" in roles, f"the roles table's kinds are not asked as questions: {roles[:200]!r}")
+    check(driver.find_element("id", "text").get_attribute("value") == text, "the switch lost the text")
+    driver.get(url + "/")
+    WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
+    check(driver.execute_script("return document.documentElement.lang") == "zh-CN", "the choice was not remembered")
+    check(driver.find_element("id", "text-title").text == "输入一段文本", "the reloaded page is not in Chinese")
+    driver.execute_script("localStorage.clear()")
+    zh = start_browser("1280,900", lang="zh-CN")
+    try:
+        zh.get(url + "/")
+        WebDriverWait(zh, 60).until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
+        check(zh.execute_script("return document.documentElement.lang") == "zh-CN", "a zh-CN browser opens in English")
+    finally:
+        zh.quit()
+    print("languages: English first, 中文 by the switch in place and remembered, a zh-CN browser opens in Chinese")
+
+
+def check_waiting_for_the_run(driver, binary, run, work):
+    """`serve --run DIR` before DIR's first checkpoint: it starts, says it waits, the page
+    shows the run's curves; a checkpoint copied in is loaded and the page becomes ready."""
+    fresh = os.path.join(work, "fresh_run")
+    os.mkdir(fresh)
+    shutil.copy(os.path.join(run, "metrics.jsonl"), os.path.join(fresh, "metrics.jsonl"))
+    shutil.copy(os.path.join(run, "config.json"), os.path.join(fresh, "config.json"))
+    served = serve_common.Served(binary, "--checkpoint", os.path.join(fresh, "latest.safetensors"), "--run", fresh)
+    try:
+        waited_for(driver, served, run, fresh)
+    except BaseException:  # a failed check stops this server too, never left running
+        served.stop(signal.SIGKILL)
+        raise
+    print("serve --run before the first checkpoint: curves shown, /api/info 503, the model loaded when written")
+    return served
+
+
+def waited_for(driver, served, run, fresh):
+    """The checks of check_waiting_for_the_run on SERVED, which follows FRESH."""
+    from selenium.webdriver.support.ui import WebDriverWait
+    driver.get(served.url + "/")
+    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.body.dataset.waiting === '1'"))
+    WebDriverWait(driver, 30).until(lambda d: d.find_element("id", "run").get_attribute("data-evals") not in (None, ""))
+    check(len(driver.find_elements("css selector", "#run svg")) >= 2, "no curves while waiting")
+    check("first checkpoint" in driver.find_element("id", "reload-note").text, "the page does not say it waits")
+    check(not driver.find_element("id", "grid-section").is_displayed(), "the heads are shown without a model")
+    import urllib.error
+    import urllib.request
+    try:
+        status = urllib.request.urlopen(served.url + "/api/info", timeout=10).status
+    except urllib.error.HTTPError as e:
+        status = e.code
+    check(status == 503, f"/api/info answers {status} before the first checkpoint")
+    partial = os.path.join(fresh, "latest.safetensors.tmp")
+    shutil.copy(os.path.join(run, "latest.safetensors"), partial)
+    os.replace(partial, os.path.join(fresh, "latest.safetensors"))  # as train writes it: whole, by rename
+    WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
+    check(driver.find_element("id", "grid-section").is_displayed(), "the heads did not appear with the model")
+    check(len(driver.find_elements("css selector", "#grid canvas")) == 8, "the model's 8 heads are not drawn")
+    entries = [e for e in driver.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")
+               and "503" not in e.get("message", "")]
+    check(not entries, f"errors in the browser console: {entries}")
+
+
 def main():
     binary, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     require_browser()
@@ -101,7 +208,7 @@ def main():
         probe = os.path.join(source, "data", "probe.jsonl")
         served = serve_common.Served(binary, "--checkpoint", checkpoint, "--probe", probe, "--run", run)
         driver = start_browser("1280,900")
-        from selenium.webdriver.support.ui import WebDriverWait
+        from selenium.webdriver.support.ui import Select, WebDriverWait
         driver.get(served.url + "/")
         WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.ready === '1'"))
         check(driver.find_element("id", "text").get_attribute("value") == serve_common.SHOWCASE,
@@ -136,6 +243,35 @@ def main():
         print(f"page updated after typing stops: median {median:.0f} ms over {len(times)} edits "
               f"(min {min(times):.0f}, max {max(times):.0f}; target {TARGET_MS:.0f} ms, {'met' if median <= TARGET_MS else 'NOT met'})")
 
+        # Issue 56: a click on a card's text opens the head and ablates nothing; the card's
+        # cost is named apart from the explorer's.
+        before = updates(driver)
+        driver.find_element("css selector", "#cell-2-1 .role").click()
+        wait_update(driver, before, "opening L2.H1 by its card")
+        WebDriverWait(driver, 10).until(lambda d: "L2.H1" in d.find_element("id", "detail-title").text)
+        check(not driver.find_elements("id", "next-ablated"), "a click on the card ablated the head")
+        check("chosen" in driver.find_element("id", "cell-2-1").get_attribute("class"), "the card is not marked open")
+        check(driver.find_element("id", "ablate-2-1").get_attribute("aria-pressed") == "false", "the card's click pressed 'zero it'")
+        card = driver.find_element("id", "cell-2-1").text
+        check("loss if zeroed" in card and "probe drop" not in card, f"the card names its cost otherwise: {card!r}")
+        check(driver.find_element("id", "trace-title").text.startswith("L2.H1, query"), "the trace names the head otherwise")
+        # The top three of every head, whole: no scroll box.
+        readout = driver.execute_script("const r = document.getElementById('readout'); return [getComputedStyle(r).overflowY, "
+                                        "r.scrollHeight, r.clientHeight]")
+        check(readout[0] == "visible" and readout[1] <= readout[2] + 1, f"the top three sit in a scroll box: {readout}")
+        # A newline as the answer: shown as \n, never blank.
+        before = updates(driver)
+        driver.execute_script("document.getElementById('answer').value = '\\n'; const b = document.getElementById('against'); "
+                              "b.value = '小'; b.dispatchEvent(new Event('change'))")
+        wait_update(driver, before, "the newline as the answer")
+        difference = driver.find_element("id", "next-difference").text
+        check(difference.startswith("logit(\\n) − logit(小) = "), f"the newline shows as {difference!r}")
+        before = updates(driver)
+        driver.execute_script("document.getElementById('answer').value = ''; const b = document.getElementById('against'); "
+                              "b.value = ''; b.dispatchEvent(new Event('change'))")
+        wait_update(driver, before, "the model's choice again")
+        print(f"card click opens L2.H1, no ablation; {card.splitlines()[1]!r}; newline: {difference!r}")
+
         # 3. Ablation by click.
         intact = distribution(driver, "next-row-")
         before = updates(driver)
@@ -155,19 +291,14 @@ def main():
         wait_update(driver, before, "un-ablating head 3.0")
         check(not driver.find_elements("id", "next-ablated"), "the ablated distribution is gone after the second click")
 
-        # 4. Patching by click: the symbol 马 of the fact replaced by 林.
-        from selenium.webdriver.support.ui import Select
+        # 4. Patching by a click on the symbol in the text: 马 of the fact replaced by 林.
         position = NEW_SENTENCE.index("马")
         before = updates(driver)
         driver.find_element("id", f"sym-{position}").click()
         wait_update(driver, before, "clicking a symbol")
-        before = updates(driver)
-        Select(driver.find_element("id", "patch-position")).select_by_value(str(position))
-        Select(driver.find_element("id", "patch-symbol")).select_by_value("林")
-        wait_update(driver, before, "patching")
-        WebDriverWait(driver, 10).until(lambda d: d.find_elements("id", "patch-table"))
+        check(not driver.find_elements("id", "patch-position"), "the patching drop-downs are still there")
+        patch = patch_by_click(driver, binary, checkpoint, position, "林")
         corrupt = NEW_SENTENCE[:position] + "林" + NEW_SENTENCE[position + 1:]
-        patch = cli_json(binary, "--checkpoint", checkpoint, "--patch", "--clean", NEW_SENTENCE, "--corrupt", corrupt)
         worst = 0.0
         for layer, heads in enumerate(patch["heads"]):
             for head, value in enumerate(heads):
@@ -176,6 +307,37 @@ def main():
         check(worst <= 1e-6, f"the restoration table differs from inspect-heads --patch by {worst}")
         print(f"patching by click ({NEW_SENTENCE[position]} -> 林 at {position}): every head's restored share matches "
               f"inspect-heads --patch to 1e-6")
+        legend = driver.find_element("id", "patch-legend").text
+        check("A negative share" in legend and "+1" in legend and "−1" in legend, f"the patching legend: {legend!r}")
+        # The gap warning: a corruption whose differences are under 1 apart, found with the CLI.
+        small = None
+        for t in range(len(NEW_SENTENCE) - 1):
+            for replacement in ("林", "陈", "红"):
+                if NEW_SENTENCE[t] == replacement:
+                    continue
+                candidate = NEW_SENTENCE[:t] + replacement + NEW_SENTENCE[t + 1:]
+                r = subprocess.run([binary, "inspect-heads", "--checkpoint", checkpoint, "--patch", "--clean", NEW_SENTENCE,
+                                    "--corrupt", candidate, "--format", "json"], capture_output=True, text=True)
+                if r.returncode == 0 and json.loads(r.stdout)["warning"] is not None:
+                    small = (t, replacement, json.loads(r.stdout))
+                    check("mini-gpt: warning: the clean and corrupt differences" in r.stderr, f"no warning on stderr: {r.stderr!r}")
+                    break
+            if small:
+                break
+        check(small is not None, "no one-symbol corruption of the sentence has a gap under 1 (the test needs one)")
+        t, replacement, small_patch = small
+        before = updates(driver)
+        driver.find_element("id", "patch-clear").click()
+        wait_update(driver, before, "clearing the patch")
+        shown = patch_by_click(driver, binary, checkpoint, t, replacement)
+        warning = driver.find_element("id", "patch-warning")
+        check(warning.is_displayed() and "too close to measure" in warning.text, f"no gap warning on the page: {warning.text!r}")
+        check(abs(shown["gap"] - small_patch["gap"]) <= 1e-6, "the page's patch is not the CLI's")
+        print(f"gap warning: {NEW_SENTENCE[t]} -> {replacement} at {t}, gap {small_patch['gap']:+.4f}: {warning.text[:60]}…")
+        before = updates(driver)
+        driver.find_element("id", "patch-clear").click()
+        wait_update(driver, before, "clearing the patch")
+        check(not driver.find_element("id", "patch-warning").is_displayed(), "the warning outlived the patch")
 
         # 5. A symbol outside the vocabulary: one line, nothing sent.
         before = updates(driver)
@@ -184,6 +346,12 @@ def main():
         time.sleep(0.5)
         check(updates(driver) == before, "a text with an unknown symbol was sent")
         check("oov" in box.get_attribute("class"), "the box is not marked")
+        check(not driver.find_elements("css selector", "#symbols button"), "the text row still shows the previous text")
+        check(driver.execute_script("return document.getElementById('strips').getBoundingClientRect().width") <= 1,
+              "the strips still show the previous text")
+        check(not driver.find_elements("id", "readout-table") and not driver.find_elements("id", "next-table"),
+              "the readout or the next symbol still show the previous text")
+        check("nothing shown" in driver.find_element("id", "cleared-note").text, "no message where the strips were")
         print(f"unknown symbol: {driver.find_element('id', 'oov-line').text}")
         box.send_keys(Keys.BACKSPACE)
         wait_update(driver, before, "removing the unknown symbol")
@@ -202,6 +370,12 @@ def main():
 
         entries = [e for e in driver.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")]
         check(not entries, f"errors in the browser console: {entries}")
+        check_languages(driver, served.url)
+        driver.get("about:blank")  # the page stops polling this server before it stops
+        driver.get_log("browser")  # (read, and so emptied)
+        served.stop(signal.SIGTERM)
+        served = None
+        served = check_waiting_for_the_run(driver, binary, run, work)
     finally:
         if driver:
             driver.quit()

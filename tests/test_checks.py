@@ -39,14 +39,16 @@ def require_browser():
              " (install them with: bash scripts/setup.sh --tests, or apt-get install " + " ".join(missing) + ")")
 
 
-def start_browser(window_size="1280,800"):
-    """Headless Chromium through chromedriver, its console log kept (driver.get_log('browser'))."""
+def start_browser(window_size="1280,800", lang="en-US"):
+    """Headless Chromium through chromedriver, its console log kept (driver.get_log('browser')),
+    asking for LANG (navigator.language), each session with a profile of its own."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 f"--window-size={window_size}", "--hide-scrollbars"):
+                 f"--window-size={window_size}", "--hide-scrollbars", f"--lang={lang}"):
         options.add_argument(flag)
+    options.add_experimental_option("prefs", {"intl.accept_languages": lang})
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)

@@ -15,6 +15,7 @@
 #include "inference/model_store.h"
 #include "interp/ablation.h"
 #include "io/floor_record.h"
+#include "report/text.h"
 
 namespace mg::cli {
 
@@ -98,13 +99,14 @@ Run add_eval_command(CLI::App& app) {
           options->ablate, loaded.model.config(), options->mean_ablation ? &means : nullptr);
       const ProbeScore score = score_probe(loaded.model, loaded.vocab, probes, EvalShare{}, ablations);
       if (!ablations.empty()) {
+        // Each head by its one name (L3.H1), however it was given (3.1 or L3.H1).
         nlohmann::json heads = nlohmann::json::array();
-        for (const std::string& spec : options->ablate) heads.push_back(spec);
+        for (const HeadAblation& a : ablations) heads.push_back(head_name(a.layer, a.head));
         json_fields.push_back("\"ablated\": " + heads.dump());
         json_fields.push_back(std::string("\"ablation\": \"") + (options->mean_ablation ? "mean" : "zero") + "\"");
         if (!options->json) {
           std::string list;
-          for (const std::string& spec : options->ablate) list += (list.empty() ? "" : ", ") + spec;
+          for (const HeadAblation& a : ablations) list += (list.empty() ? "" : ", ") + head_name(a.layer, a.head);
           std::printf("ablated (%s): %s\n", options->mean_ablation ? "mean" : "zero", list.c_str());
         }
       }

@@ -113,6 +113,9 @@ void patch_mode(const InspectHeadsOptions& o) {
   const Patching p = patching_for(o, inspect_model(s));
   if (o.svg) write_text_atomically(*o.svg, patching_svg(p));  // the picture first, as --svg elsewhere
   print(json ? patching_json_text(p) : format_patching(p, o.top));
+  // The text says it in its "warning:" line; JSON, read by a program, says it in "warning"
+  // and here, where a person running it sees it.
+  if (json && patching_gap_too_small(p)) std::fprintf(stderr, "mini-gpt: warning: %s\n", patching_gap_warning(p).c_str());
   if (o.svg && !json) print("heatmap written to " + *o.svg + "\n");
 }
 

@@ -304,7 +304,7 @@ Run add_inspect_heads_command(CLI::App& app) {
                   "numbers");
   cmd->add_flag("--roles", o->roles,
                 "Each head's role scores (previous-token, offset, current-token, first position, induction, "
-                "answer-finding, copy-forward; the last two also per question kind), its role and its "
+                "answer-finding, copy-forward; the last two also per question kind), its role (writer, carrier, ...) and its "
                 "probe-accuracy drop when ablated, overall and per kind");
   cmd->add_option("--probe", o->probe, "Probe set for --roles (default: the config's data.probe_path), --attribution and --patch "
                                       "(per question kind)");

@@ -16,6 +16,7 @@
 #include "data/probe.h"
 #include "data/utf8.h"
 #include "inference/model_store.h"
+#include "io/config.h"
 #include "io/floor_record.h"
 #include "serve/run_watch.h"
 #include "serve/server.h"
@@ -62,16 +63,36 @@ int serve(const ServeCommandOptions& o) {
   std::error_code ec;
   if (o.run && !fs::is_directory(*o.run, ec)) throw InputError("--run " + *o.run + " is not a run directory (not a folder)");
 
-  LoadedModel loaded = load_model(o.checkpoint);
+  // `serve --run DIR --checkpoint DIR/latest.safetensors` started beside a new run, before
+  // its first checkpoint: the page shows the run's curves and waits for the model, which
+  // the watcher loads as soon as it is written. Any other missing checkpoint is an error.
+  auto is_runs_latest = [&] {
+    std::error_code a, b;
+    const fs::path checkpoint = fs::weakly_canonical(o.checkpoint, a);
+    const fs::path latest = fs::weakly_canonical(fs::path(*o.run) / "latest.safetensors", b);
+    return !a && !b && !checkpoint.empty() && checkpoint == latest;
+  };
+  const bool waiting = o.run && !fs::exists(o.checkpoint, ec) && is_runs_latest();
+  std::optional<LoadedModel> loaded;
+  std::optional<Config> config;  // the checkpoint's, or while waiting the run's config.json
+  if (!waiting) {
+    loaded.emplace(load_model(o.checkpoint));
+    config = loaded->config;
+  } else if (fs::exists(fs::path(*o.run) / "config.json", ec)) {
+    try {
+      config = load_config(fs::path(*o.run) / "config.json");
+    } catch (const Error&) {  // a run's config that does not load names no probe set and no floor
+    }
+  }
   serve::ProbeSet probes;
   // As inspect-heads: --probe, else the checkpoint's data.probe_path while it is there.
-  const std::string probe_path = o.probe ? *o.probe : loaded.config.data.probe_path;
+  const std::string probe_path = o.probe ? *o.probe : config ? config->data.probe_path : std::string();
   if (o.probe || (!probe_path.empty() && fs::exists(probe_path, ec))) {
     probes.items = load_probe_set(probe_path);
     probes.name = probe_path;
   }
-  const std::optional<double> floor = o.run ? validation_floor(loaded.config) : std::nullopt;
-  serve::ServedModel served(serve::make_snapshot(std::move(loaded), probes, o.checkpoint, 1));
+  const std::optional<double> floor = o.run && config ? validation_floor(*config) : std::nullopt;
+  serve::ServedModel served(loaded ? serve::make_snapshot(std::move(*loaded), probes, o.checkpoint, 1) : nullptr);
 
   std::optional<serve::RunWatch> watch;
   if (o.run) watch.emplace(*o.run, served, probes, floor);
@@ -97,6 +118,9 @@ int serve(const ServeCommandOptions& o) {
   const std::string host = o.host.find(':') != std::string::npos ? "[" + o.host + "]" : o.host;
   std::printf("mini-gpt serve: open http://%s:%d/ (%s; Ctrl-C stops)\n", host.c_str(), port,
               probes.items.empty() ? "no probe set" : ("probe " + probes.name).c_str());
+  if (waiting)
+    std::printf("mini-gpt serve: waiting for %s, the run's first checkpoint; the page shows its curves meanwhile\n",
+                o.checkpoint.c_str());
   std::fflush(stdout);
   server.serve();
   if (watch) watch->stop();
@@ -117,7 +141,10 @@ Run add_serve_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "serve", "Serve the head explorer live on a local web server: any text, ablation and patching by click, a run "
                "followed while it trains");
-  cmd->add_option("--checkpoint", o->checkpoint, "Checkpoint (.safetensors) to serve")->required();
+  cmd->add_option("--checkpoint", o->checkpoint,
+                  "Checkpoint (.safetensors) to serve; with --run DIR, DIR/latest.safetensors may be not yet written: "
+                  "the page shows the run's curves and waits for it")
+      ->required();
   cmd->add_option("--probe", o->probe,
                   "Probe set the roles and per-kind tables are scored on, once (default: the checkpoint's "
                   "data.probe_path)");

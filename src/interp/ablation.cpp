@@ -43,14 +43,14 @@ std::vector<HeadAblation> parse_ablations(const std::vector<std::string>& specs,
     const auto [layer, head] = [&] {
       try {
         return parse_head_name(spec, "ablate");
-      } catch (const InputError& e) {  // "ablate \"x\" is not LAYER.HEAD ..."
+      } catch (const InputError& e) {  // "ablate \"x\" is not a head: ..."
         throw ArgumentError("ablate", std::string(e.what()).substr(6));
       }
     }();
     if (layer >= c.n_layer || head >= c.n_head)
       throw ArgumentError("ablate", " " + spec + " is out of range: the model has " + std::to_string(c.n_layer) +
-                       " layers x " + std::to_string(c.n_head) + " heads, valid 0.0.." + std::to_string(c.n_layer - 1) +
-                       "." + std::to_string(c.n_head - 1));
+                       " layers x " + std::to_string(c.n_head) + " heads, valid L0.H0..L" + std::to_string(c.n_layer - 1) +
+                       ".H" + std::to_string(c.n_head - 1));
     for (const HeadAblation& a : out)
       if (a.layer == layer && a.head == head) throw ArgumentError("ablate", " " + spec + " is given twice");
     HeadAblation a;

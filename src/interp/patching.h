@@ -34,6 +34,16 @@ struct Patching {
   std::vector<double> whole_streams;  // [n_layer] restored, patching hook_resid_pre(L) at every position
 };
 
+// The least gap |clean - corrupt| at which a restored share is a measure: 1 nat of logit
+// difference, the corruption changing the odds of the answer against its competitor by a
+// factor e. Below it the denominator is of the size by which single heads move the
+// difference anyway, so a head that moves it by a few tenths reads as a share far outside
+// [-1, 1] (a gap of 0.40 made a head "restore +1.90"): the writers warn, and keep the numbers.
+constexpr double kMinPatchingGap = 1.0;
+inline bool patching_gap_too_small(const Patching& p) {
+  return !(p.clean - p.corrupt >= kMinPatchingGap || p.corrupt - p.clean >= kMinPatchingGap);
+}
+
 // ANSWER default: the clean run's choice; AGAINST default: the corrupt run's choice, or,
 // when that is the answer too, the clean run's best other symbol. InputError: a text
 // (CLEAN_WHAT, CORRUPT_WHAT name them) empty, too long or with an unknown symbol; texts of

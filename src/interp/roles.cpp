@@ -93,8 +93,11 @@ std::string role_name(const HeadRoleScores& s, const RoleThresholds& th) {
       if (score >= threshold) found += (found.empty() ? "" : ",") + kind;
     if (!found.empty()) names.push_back(std::string(name) + "(" + found + ")");
   };
-  by_kind("answer-finding", s.answer_finding, s.answer_finding_by_kind, th.answer_finding);
-  by_kind("copy-forward", s.copy_forward, s.copy_forward_by_kind, th.copy_forward);
+  // The chain's two words, as --explain says them (docs/glossary.md): a head that reads the
+  // answer's source from the answer position has the writer's pattern; one that copies the
+  // symbol before the answer into the answer's position, the carrier's.
+  by_kind("writer", s.answer_finding, s.answer_finding_by_kind, th.answer_finding);
+  by_kind("carrier", s.copy_forward, s.copy_forward_by_kind, th.copy_forward);
   if (passes(s.induction, th.induction)) names.push_back("induction");
   if (passes(s.previous_token, th.previous_token)) names.push_back("previous-token");
   if (s.best_offset >= 2 && passes(s.best_offset_score, th.offset))

@@ -65,9 +65,11 @@ std::vector<int32_t> repeated_random_ids(int64_t vocab_size, int64_t count, uint
 
 // Thresholds for a role name, stated once: a head gets every name whose score reaches its
 // threshold, in this order, joined by "+"; none: "mixed". "offset -k" counts only k >= 2
-// (k = 0 and 1 are current- and previous-token). A head whose answer-finding score misses
-// the threshold over all kinds but reaches it on some is named for those kinds:
-// "answer-finding(what)"; copy-forward likewise.
+// (k = 0 and 1 are current- and previous-token). The answer-finding score names the role
+// "writer", the copy-forward score "carrier": the words --explain uses for the heads of a
+// chain, which it confirms by attribution, patching and composition (docs/glossary.md). A
+// head whose answer-finding score misses the threshold over all kinds but reaches it on
+// some is named for those kinds: "writer(what)"; carrier likewise.
 struct RoleThresholds {
   double answer_finding = 0.3;  // 10x the uniform share of a 30-symbol prompt
   double copy_forward = 0.5;    // as previous-token, but measured at the answers' sources
@@ -86,7 +88,7 @@ struct HeadRoleScores {
   std::vector<std::pair<std::string, double>> copy_forward_by_kind;
   int64_t best_offset = 0;  // k: the head reads s = t - k most (shown as offset -k)
   std::optional<double> best_offset_score;
-  std::string role;  // e.g. "previous-token", "answer-finding+first-position", "mixed"
+  std::string role;  // e.g. "previous-token", "writer+first-position", "carrier(colour,what)", "mixed"
   // Probe accuracy without the head minus with it (> 0: the head helps); set by the caller
   // that ran the ablations (interp/ablation.h), overall and per question kind.
   std::optional<double> accuracy_drop;

@@ -130,11 +130,17 @@ std::pair<int64_t, int64_t> parse_head_name(const std::string& spec, const std::
   const size_t dot = spec.find('.');
   auto number = [&](const std::string& part) {
     if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string::npos)
-      throw InputError(option + " \"" + spec + "\" is not LAYER.HEAD (two non-negative integers, e.g. 0.1)");
+      throw InputError(option + " \"" + spec + "\" is not a head: L3.H1 or 3.1 (layer and head, two non-negative integers)");
     return static_cast<int64_t>(std::stoll(part));
   };
   if (dot == std::string::npos) number("");
-  return {number(spec.substr(0, dot)), number(spec.substr(dot + 1))};
+  std::string layer = spec.substr(0, dot), head = spec.substr(dot + 1);
+  // The name every output prints, L3.H1, or the short 3.1: both letters or neither.
+  if (!layer.empty() && layer[0] == 'L' && !head.empty() && head[0] == 'H') {
+    layer.erase(0, 1);
+    head.erase(0, 1);
+  }
+  return {number(layer), number(head)};
 }
 
 HeadTrace trace_head(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what, int64_t layer,

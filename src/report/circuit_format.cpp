@@ -2,6 +2,7 @@
 #include "report/circuit_format.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "report/text.h"
@@ -18,8 +19,6 @@ std::string joined(const std::vector<std::string>& tokens) {
 }
 
 std::string quoted(const std::string& symbol) { return "\"" + symbol_label(symbol) + "\""; }
-
-std::string head_name(int64_t layer, int64_t head) { return "L" + std::to_string(layer) + ".H" + std::to_string(head); }
 
 }  // namespace
 
@@ -147,10 +146,17 @@ json composition_json(const CompositionScores& c) {
   return out;
 }
 
+std::string patching_gap_warning(const Patching& p) {
+  return format("the clean and corrupt differences (%.4f, %.4f) are %.4f apart, under %.1f: too close to measure a "
+                "share restored; each share below divides by that gap",
+                p.clean, p.corrupt, std::abs(p.clean - p.corrupt), kMinPatchingGap);
+}
+
 std::string format_patching(const Patching& p, int64_t top) {
   std::string out = "clean:   " + joined(p.clean_tokens) + "\ncorrupt: " + joined(p.corrupt_tokens) + "\n";
   out += format("logit difference %s - %s at the last position: clean %.4f, corrupt %.4f\n",
                 quoted(p.answer_symbol).c_str(), quoted(p.against_symbol).c_str(), p.clean, p.corrupt);
+  if (patching_gap_too_small(p)) out += "warning: " + patching_gap_warning(p) + "\n";
   out += "restored = (patched - corrupt) / (clean - corrupt), the corrupt run with one activation from the clean run\n\n";
   struct Row {
     std::string name;
@@ -198,6 +204,8 @@ json patching_json(const Patching& p) {
   }
   return {{"clean_tokens", p.clean_tokens}, {"corrupt_tokens", p.corrupt_tokens}, {"answer", p.answer_symbol},
           {"against", p.against_symbol}, {"clean", round9(p.clean)}, {"corrupt", round9(p.corrupt)},
+          {"gap", round9(p.clean - p.corrupt)}, {"min_gap", kMinPatchingGap},
+          {"warning", patching_gap_too_small(p) ? json(patching_gap_warning(p)) : json(nullptr)},
           {"heads", heads}, {"head_positions", head_positions}, {"streams", streams},
           {"whole_streams", numbers(p.whole_streams)}};
 }

@@ -29,6 +29,9 @@ nlohmann::ordered_json composition_json(const CompositionScores& c);
 
 // TOP: how many rows of the ranked table (heads and stream positions together).
 std::string format_patching(const Patching& p, int64_t top);
+// One line on why P's shares are not measures, when patching_gap_too_small(P): its gap
+// against kMinPatchingGap (the text's "warning:" line, the JSON's "warning", cli's stderr).
+std::string patching_gap_warning(const Patching& p);
 nlohmann::ordered_json patching_json(const Patching& p);
 std::string format_probe_patching(const ProbePatching& p);
 nlohmann::ordered_json probe_patching_json(const ProbePatching& p);

@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include "report/text.h"
+
 namespace mg {
 namespace {
 
@@ -40,12 +42,11 @@ std::string format_comparison(const ComparisonReport& r) {
   std::string out = "heads of A (" + r.a + ") matched to heads of B (" + r.b +
                     ")\nby their attention patterns on " + r.texts +
                     ": least total Jensen-Shannon divergence (Hungarian); similarity = 1 - JSD / ln 2\n\n"
-                    "  A     role in A                       B     role in B                       similarity\n";
+                    "  A       role in A                       B       role in B                       similarity\n";
   for (const HeadMatch& m : r.matching.matches) {
     char line[256];
-    std::snprintf(line, sizeof line, "  %lld.%lld   %-30s  %lld.%lld   %-30s  %.3f\n", static_cast<long long>(m.layer_a),
-                  static_cast<long long>(m.head_a), role_of(r.roles_a, m.layer_a, m.head_a).c_str(),
-                  static_cast<long long>(m.layer_b), static_cast<long long>(m.head_b),
+    std::snprintf(line, sizeof line, "  %-6s  %-30s  %-6s  %-30s  %.3f\n", head_name(m.layer_a, m.head_a).c_str(),
+                  role_of(r.roles_a, m.layer_a, m.head_a).c_str(), head_name(m.layer_b, m.head_b).c_str(),
                   role_of(r.roles_b, m.layer_b, m.head_b).c_str(), m.similarity);
     out += line;
   }
@@ -60,10 +61,9 @@ std::string format_comparison(const ComparisonReport& r) {
     for (const UnmatchedHead& u : c.unmatched) {
       const RoleReport& own = u.model == 'a' ? r.roles_a : r.roles_b;
       char line[256];
-      std::snprintf(line, sizeof line, "  %c %lld.%lld   %-30s  nearest %c %lld.%lld   similarity %.3f\n",
-                    u.model == 'a' ? 'A' : 'B', static_cast<long long>(u.layer), static_cast<long long>(u.head),
-                    role_of(own, u.layer, u.head).c_str(), u.model == 'a' ? 'B' : 'A',
-                    static_cast<long long>(u.nearest_layer), static_cast<long long>(u.nearest_head), u.similarity);
+      std::snprintf(line, sizeof line, "  %c %-6s  %-30s  nearest %c %-6s  similarity %.3f\n", u.model == 'a' ? 'A' : 'B',
+                    head_name(u.layer, u.head).c_str(), role_of(own, u.layer, u.head).c_str(), u.model == 'a' ? 'B' : 'A',
+                    head_name(u.nearest_layer, u.nearest_head).c_str(), u.similarity);
       out += line;
     }
   }

@@ -11,11 +11,6 @@ namespace mg {
 
 using json = nlohmann::ordered_json;
 
-namespace {
-// A mean clean - corrupt gap under this many logits is called out: the swap barely matters.
-constexpr double kSmallGap = 0.5;
-}  // namespace
-
 std::string edge_name(const EdgeGraph& graph, int64_t edge) {
   const EdgeGraph::Edge& e = graph.edges[static_cast<size_t>(edge)];
   return graph.senders[e.sender].name + " -> " + graph.receivers[e.receiver].name;
@@ -49,8 +44,9 @@ std::string format_edge_circuits(const EdgeCircuits& c, int64_t top) {
   for (const KindCircuit& k : c.kinds) {
     out += format("\n%s: %lld of %lld edges, faithfulness %.3f\n", k.kind.c_str(), static_cast<long long>(k.kept),
                   static_cast<long long>(E), k.faithfulness);
-    // F is a ratio over the gap: a swap the model hardly notices leaves nothing to explain.
-    if (std::abs(k.clean - k.corrupt) < kSmallGap)
+    // F is a ratio over the gap: a swap the model hardly notices leaves nothing to explain
+    // (the gap --patch warns under, interp/patching.h).
+    if (std::abs(k.clean - k.corrupt) < kMinPatchingGap)
       out += format("  the swap moves the logit difference by %+.3f on average (clean %+.3f, corrupt %+.3f): the model hardly\n"
                     "  uses what was swapped, so this circuit explains next to nothing; its F is a ratio over that gap\n",
                     k.clean - k.corrupt, k.clean, k.corrupt);

@@ -8,9 +8,7 @@
 
 namespace mg {
 
-std::string chain_head_name(const ChainHead& h) {
-  return "L" + std::to_string(h.layer) + ".H" + std::to_string(h.head);
-}
+std::string chain_head_name(const ChainHead& h) { return head_name(h.layer, h.head); }
 
 namespace {
 

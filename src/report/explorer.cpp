@@ -209,7 +209,8 @@ json explorer_data(const Gpt& model, const Vocab& vocab, std::u32string_view tex
   out["format"] = "mini-gpt head explorer 1";
   out["source"] = o.source;
   out["model"] = {{"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_embd", c.n_embd}, {"head_width", c.head_width()},
-                  {"block_size", c.block_size}, {"vocab_size", c.vocab_size}, {"position", c.position}};
+                  {"block_size", c.block_size}, {"vocab_size", c.vocab_size},
+                  {"position", position_name(c.position)}};  // "rope" or "learned", as config.json names it
   std::string text_utf8;
   for (const auto& token : inspection.tokens) text_utf8 += token;
   out["text"] = text_utf8;
@@ -265,12 +266,16 @@ std::string explorer_html(const json& data) {
   std::string page = explorer_assets::kHtml;
   page = fill(std::move(page), "/*@PAGE_CSS@*/", explorer_assets::kPageCss);
   page = fill(std::move(page), "/*@EXPLORER_CSS@*/", explorer_assets::kCss);
-  page = fill(std::move(page), "/*@PAGE_JS@*/", explorer_assets::kPageJs);
+  page = fill(std::move(page), "/*@PAGE_JS@*/", std::string(shared_page_js()));
   page = fill(std::move(page), "/*@EXPLORER_JS@*/", explorer_assets::kJs);
   return fill(std::move(page), "@EXPLORER_DATA@", escaped);
 }
 
-std::string_view shared_page_js() { return explorer_assets::kPageJs; }
+std::string_view shared_page_js() {
+  // The words of both pages (page/words.js, one table per language), then the drawing.
+  static const std::string js = std::string(explorer_assets::kWordsJs) + "\n" + explorer_assets::kPageJs;
+  return js;
+}
 std::string_view shared_page_css() { return explorer_assets::kPageCss; }
 
 std::optional<std::filesystem::path> write_run_explorer(const std::filesystem::path& run_dir,

@@ -61,8 +61,8 @@ nlohmann::ordered_json explorer_data(const Gpt& model, const Vocab& vocab, std::
 // The whole page: the template with its CSS, JavaScript and DATA filled in.
 std::string explorer_html(const nlohmann::ordered_json& data);
 
-// The drawing code and style the explorer's page shares with `mini-gpt serve`'s live page
-// (src/report/page/draw.js and page.css), for the server to put into its own.
+// The words, drawing code and style the explorer's page shares with `mini-gpt serve`'s live
+// page (src/report/page/words.js then draw.js, and page.css), for the server to put into its own.
 std::string_view shared_page_js();
 std::string_view shared_page_css();
 

@@ -37,6 +37,7 @@ json patching_of(const Gpt& model, const Vocab& vocab, const std::vector<int32_t
     for (const auto& t : p.corrupt_tokens) corrupt += t;
     return {{"available", true}, {"corrupt", corrupt}, {"answer", symbol_label(p.answer_symbol)},
             {"against", symbol_label(p.against_symbol)}, {"clean", full["clean"]}, {"corrupt_difference", full["corrupt"]},
+            {"gap", full["gap"]}, {"min_gap", full["min_gap"]}, {"warning", full["warning"]},
             {"heads", full["heads"]}, {"streams", full["streams"]}};
   }
   return {{"available", false},

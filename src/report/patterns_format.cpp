@@ -7,6 +7,7 @@
 
 #include "data/utf8.h"
 #include "core/error.h"
+#include "report/text.h"
 
 namespace mg {
 namespace {
@@ -149,8 +150,8 @@ std::string format_table(const Inspection& r, const std::vector<HeadParameters>*
   std::string out = text_header(r);
   for (size_t i = 0; i < r.heads.size(); ++i) {
     const HeadInspection& h = r.heads[i];
-    out += format("\nlayer %lld, head %lld: projected_weights (row t: query, column s: key; \"-\": masked, s > t)\n",
-                  static_cast<long long>(h.layer), static_cast<long long>(h.head));
+    out += format("\n%s (layer %lld, head %lld): projected_weights (row t: query, column s: key; \"-\": masked, s > t)\n",
+                  head_name(h.layer, h.head).c_str(), static_cast<long long>(h.layer), static_cast<long long>(h.head));
     // Two header lines, key positions then key symbols, each over its column.
     std::string indices(static_cast<size_t>(layout.prefix_width()), ' '), symbols = indices;
     for (int64_t s = 0; s < r.T; ++s) {
@@ -202,9 +203,9 @@ std::string format_position(const Inspection& r, int64_t position, const std::ve
 std::string format_parameters(const HeadParameters& p) {
   MG_CHECK(p.slices.size() == 4 && !p.slices[0].columns, "format_parameters: expected Wq, Wk, Wv, Wo");
   const int64_t d = p.slices[0].values.dim(0), D = p.slices[0].values.dim(1);
-  std::string out = format("  parameters of layer %lld, head %lld: 4 x d x D = 4 x %lld x %lld = %lld of the block's "
+  std::string out = format("  parameters of %s: 4 x d x D = 4 x %lld x %lld = %lld of the block's "
                            "4*D^2 = %lld\n",
-                           static_cast<long long>(p.layer), static_cast<long long>(p.head), static_cast<long long>(d),
+                           head_name(p.layer, p.head).c_str(), static_cast<long long>(d),
                            static_cast<long long>(D), static_cast<long long>(4 * d * D),
                            static_cast<long long>(4 * D * D));
   for (const ParameterSlice& s : p.slices) {

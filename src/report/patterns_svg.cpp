@@ -10,6 +10,7 @@
 #include <map>
 
 #include "report/patterns_format.h"
+#include "report/text.h"
 
 namespace mg {
 namespace {
@@ -90,7 +91,8 @@ std::string patterns_svg(const Inspection& r) {
 
   for (const HeadInspection& h : r.heads) {
     const double x0 = margin + column_of[h.head] * cell_w, y0 = top + row_of[h.layer] * cell_h;
-    const std::string heading = "layer " + std::to_string(h.layer) + ", head " + std::to_string(h.head);
+    const std::string heading = head_name(h.layer, h.head) + " (layer " + std::to_string(h.layer) + ", head " +
+                                std::to_string(h.head) + ")";
     svg += "<g class=\"cell\" transform=\"translate(" + num(x0) + "," + num(y0) + ")\">\n";
     svg += "<title>" + xml_escape(heading + ": " + summary_line(h.summary)) + "</title>\n";
     svg += text_element(0, 16, 14, "start", heading, " font-weight=\"bold\"");

@@ -7,8 +7,7 @@ namespace mg {
 
 std::string format_circuits(const HeadCircuits& c, int64_t top) {
   auto label = [&](int32_t id) { return "\"" + symbol_label(c.symbols[id]) + "\""; };
-  std::string out = format("circuits of layer %lld, head %lld in the symbol basis (%lld x %lld)\n",
-                           static_cast<long long>(c.layer), static_cast<long long>(c.head),
+  std::string out = format("circuits of %s in the symbol basis (%lld x %lld)\n", head_name(c.layer, c.head).c_str(),
                            static_cast<long long>(c.V), static_cast<long long>(c.V));
   out += "direct path: each symbol's embedding through this block's ln1; ";
   out += c.layer == 0 ? "exact for layer 0's stream" : "the earlier blocks' additions are left out";

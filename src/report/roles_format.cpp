@@ -20,9 +20,10 @@ std::string format_roles(const RoleReport& r) {
                 "at the answer's source, weight on the symbol before it\n",
                 static_cast<long long>(r.induction_texts), static_cast<long long>(r.induction_texts),
                 static_cast<long long>(r.answer_items));
-  out += format("  role: every score at or over its threshold (answer-finding %.2f, copy-forward %.2f, induction "
-                "%.2f, previous-token %.2f, offset-k for k >= 2 %.2f, current-token %.2f, first-position %.2f), else "
-                "\"mixed\"; answer-finding and copy-forward also per question kind, as name(kind)\n",
+  out += format("  role: every score at or over its threshold (answer-finding %.2f names it writer, copy-forward %.2f "
+                "carrier, as --explain names the chain's heads; induction %.2f, previous-token %.2f, offset-k for "
+                "k >= 2 %.2f, current-token %.2f, first-position %.2f), else \"mixed\"; writer and carrier also per "
+                "question kind, as name(kind)\n",
                 th.answer_finding, th.copy_forward, th.induction, th.previous_token, th.offset, th.current_token,
                 th.first_position);
   const bool drops = r.base_accuracy.has_value();
@@ -34,11 +35,11 @@ std::string format_roles(const RoleReport& r) {
   if (logits)
     out += "  dla: the head's mean direct logit attribution at each probe item's answer position, the answer against "
            "the model's best other symbol (inspect-heads --attribution --probe)\n";
-  out += "\nlayer head   prev  offset (k)    cur  first  induct  answer    copy";
+  out += "\nhead        prev  offset (k)    cur  first  induct  answer    copy";
   out += std::string(drops ? "    drop" : "") + (logits ? "      dla" : "") + "  role\n";
   for (const HeadRoleScores& h : r.heads) {
-    out += format("%5lld %4lld  %s  %s (%3lld) %s %s  %s  %s  %s", static_cast<long long>(h.layer),
-                  static_cast<long long>(h.head), cell(h.previous_token).c_str(), cell(h.best_offset_score).c_str(),
+    out += format("%-10s  %s  %s (%3lld) %s %s  %s  %s  %s", head_name(h.layer, h.head).c_str(),
+                  cell(h.previous_token).c_str(), cell(h.best_offset_score).c_str(),
                   static_cast<long long>(-h.best_offset), cell(h.current_token).c_str(),
                   cell(h.first_position).c_str(), cell(h.induction).c_str(), cell(h.answer_finding).c_str(),
                   cell(h.copy_forward).c_str());
@@ -60,7 +61,7 @@ std::string format_roles(const RoleReport& r) {
     for (const auto& [kind, accuracy] : r.base_accuracy_by_kind) out += format(" %s %.3f", kind.c_str(), accuracy);
     out += ")";
   }
-  out += "\nlayer head";
+  out += "\nhead      ";
   const int width = 15 + (drops ? 9 : 0) + (logits ? 10 : 0);
   for (const std::string& kind : kinds) out += format("  %*s", width, kind.c_str());
   out += "\n";
@@ -70,7 +71,7 @@ std::string format_roles(const RoleReport& r) {
     return std::optional<double>();
   };
   for (const HeadRoleScores& h : r.heads) {
-    out += format("%5lld %4lld", static_cast<long long>(h.layer), static_cast<long long>(h.head));
+    out += format("%-10s", head_name(h.layer, h.head).c_str());
     for (const std::string& kind : kinds) {
       const auto score = value_of(h.answer_finding_by_kind, kind), copy = value_of(h.copy_forward_by_kind, kind),
                  drop = value_of(h.accuracy_drop_by_kind, kind), logit = value_of(h.direct_logit_by_kind, kind);

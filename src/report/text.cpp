@@ -65,4 +65,6 @@ std::string symbol_label(const std::string& utf8_symbol) {
   return utf8_symbol;
 }
 
+std::string head_name(int64_t layer, int64_t head) { return "L" + std::to_string(layer) + ".H" + std::to_string(head); }
+
 }  // namespace mg

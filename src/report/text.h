@@ -11,6 +11,7 @@
 // with ASCII) and its printable label.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -34,5 +35,10 @@ int display_width(std::string_view utf8);
 // How a symbol is shown as a label: a newline as "\n", a tab as "\t", a space as "␣",
 // another control character as its U+XXXX name; anything else as itself.
 std::string symbol_label(const std::string& utf8_symbol);
+
+// A head's one name in every text, JSON and page: "L3.H1" for layer 3, head 1 (both counted
+// from 0; docs/glossary.md glosses it as 第3层·头1). --trace, --ablate and the pages accept it,
+// and the older "3.1" too.
+std::string head_name(int64_t layer, int64_t head);
 
 }  // namespace mg

@@ -90,9 +90,10 @@ std::string format_trace(const HeadTrace& r) {
   for (const auto& t : r.tokens) text += symbol_label(t);
   auto sym = [&](int64_t s) { return "\"" + symbol_label(r.tokens[s]) + "\""; };
   std::string out = "text: " + text + " (" + std::to_string(r.T) + " symbols; positions: " + position_name(r.position_type) + ")\n";
-  out += format("trace of layer %lld, head %lld at query position %lld %s: D = %lld, d = %lld, head h reads rows "
+  out += format("trace of %s (layer %lld, head %lld) at query position %lld %s: D = %lld, d = %lld, head h reads rows "
                 "%lld..%lld of Wq, Wk, Wv and columns %lld..%lld of Wo\n",
-                static_cast<long long>(r.layer), static_cast<long long>(r.head), static_cast<long long>(P),
+                head_name(r.layer, r.head).c_str(), static_cast<long long>(r.layer), static_cast<long long>(r.head),
+                static_cast<long long>(P),
                 sym(P).c_str(), static_cast<long long>(r.D), static_cast<long long>(r.d),
                 static_cast<long long>(r.head * r.d), static_cast<long long>(r.head * r.d + r.d - 1),
                 static_cast<long long>(r.head * r.d), static_cast<long long>(r.head * r.d + r.d - 1));

@@ -141,7 +141,8 @@ void RunWatch::check_checkpoint() {
   // Loading and scoring take a while: no lock held, requests go on with the old model.
   std::string error;
   try {
-    const int64_t generation = served_.current()->generation + 1;
+    const auto before = served_.current();  // none while serve waits for the run's first checkpoint
+    const int64_t generation = before ? before->generation + 1 : 1;
     served_.replace(make_snapshot(load_model(path), probes_, path.string(), generation));
   } catch (const std::exception& e) {
     error = e.what();
@@ -152,8 +153,9 @@ void RunWatch::check_checkpoint() {
     reload_error_.clear();
   } else {
     const auto served = served_.current();
-    reload_error_ = "the replaced " + path.string() + " did not load (" + error_text(error) + "); still serving step " +
-                    std::to_string(served->step) + " from " + served->source;
+    reload_error_ = "the replaced " + path.string() + " did not load (" + error_text(error) + "); " +
+                    (served ? "still serving step " + std::to_string(served->step) + " from " + served->source
+                            : std::string("no model served yet"));
   }
 }
 
@@ -162,8 +164,11 @@ std::string RunWatch::status_json() const {
   std::lock_guard lock(mutex_);
   nlohmann::ordered_json out = {{"dir", dir_.string()}, {"floor", floor_ ? nlohmann::ordered_json(*floor_) : nullptr},
                                 {"note", note_}, {"curves", curves_.to_json(dir_.string())}};
-  out["model"] = {{"generation", served->generation}, {"step", served->step}, {"source", served->source},
-                  {"reloads", reloads_}, {"reload_error", reload_error_}};
+  // generation 0, no step: no checkpoint yet (serve --run started beside a new run).
+  out["model"] = {{"generation", served ? served->generation : 0},
+                  {"step", served ? nlohmann::ordered_json(served->step) : nlohmann::ordered_json(nullptr)},
+                  {"source", served ? served->source : std::string()}, {"reloads", reloads_},
+                  {"reload_error", reload_error_}};
   return out.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 

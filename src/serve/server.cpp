@@ -247,15 +247,18 @@ struct Server::Impl {
                                "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
                                "connect-src 'self'; img-src data:"}},
                              head_only);
-      if (req.path == "/api/info")
-        return json_answer(200, model_info(*served.current(), probes, options, run != nullptr), head_only);
+      const std::shared_ptr<const ModelSnapshot> model = served.current();
+      // `serve --run` started before the run's first checkpoint: only the run is there yet.
+      if (!model && req.path != "/api/run")
+        return error_answer(503, "no model yet: waiting for the run's first checkpoint (latest.safetensors)", head_only);
+      if (req.path == "/api/info") return json_answer(200, model_info(*model, probes, options, run != nullptr), head_only);
       if (req.path == "/api/run") {
         if (!run) return error_answer(404, "no run is watched: start serve with --run DIR", head_only);
         return json_answer(200, run->status_json(), head_only);
       }
       std::smatch match;
       if (std::regex_match(req.path, match, api_path)) {
-        const ApiAnswer a = answer_api(match[1], req.params, *served.current());
+        const ApiAnswer a = answer_api(match[1], req.params, *model);
         return json_answer(a.status, a.body, head_only);
       }
       return error_answer(404, "no such path: " + error_text(req.path), head_only);

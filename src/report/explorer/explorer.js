@@ -3,7 +3,8 @@
 // matrices go to canvases (never one DOM node per cell), the grid's thumbnails are drawn
 // a few per frame after the page is ready, and a head's weights are decoded on first use.
 // When the first view is on screen, document.body.dataset.ready = "1" and readyMs holds the
-// time since navigation start (performance mark "explorer-ready").
+// time since navigation start (performance mark "explorer-ready"). Every word comes from
+// mgWords (src/report/page/words.js); the language switch redraws the page in place.
 'use strict';
 
 (function () {
@@ -11,8 +12,9 @@
   const data = JSON.parse(document.getElementById('explorer-data').textContent);
   performance.mark('explorer-parsed');
   const L = data.model.n_layer, H = data.model.n_head, T = data.tokens.length;
-  const { CELL, STRIP_ROW, PALETTE, drawStripRow, fixed, signed, headColour, el, sizeCanvas, heatmapImage, signedColour, svgEl,
-    runCharts, drawPatchingStreams, edgeCircuitGraph } = mgDraw;
+  const { CELL, STRIP_ROW, drawStripRow, fixed, signed, headColour, el, sizeCanvas, heatmapImage, labelledHeatmap, signedColour,
+    svgEl, runCharts, drawPatchingStreams, patchingLegend, edgeCircuitGraph } = mgDraw;
+  const { t: words, kind, role, headName } = mgWords;
   const $ = (id) => document.getElementById(id);
   const state = { layer: 0, query: T - 1, pinned: T - 1, head: { layer: 0, head: 0 }, tracePosition: T - 1 };
 
@@ -58,22 +60,19 @@
   // ---- header ----------------------------------------------------------------------------
   function drawHeader() {
     const m = data.model;
-    $('model-line').textContent = `model: ${m.n_layer} layers × ${m.n_head} heads, D = ${m.n_embd}, d = ${m.head_width}, ` +
-      `block_size ${m.block_size}, ${m.vocab_size} symbols, ${m.position} positions · ${data.source} · text of ${T} symbols` +
-      (data.loss !== null ? ` · loss on the text ${fixed(data.loss, 4)} nats/symbol` : '');
+    $('model-line').textContent = words('modelLine', m, words('positionType', m.position)) + ` · ${data.source} · ` +
+      words('textOf', T) + (data.loss !== null ? ' · ' + words('lossOnText', fixed(data.loss, 4)) : '');
     const r = data.roles;
     $('probe-line').textContent = r.probe
-      ? `probe: ${r.probe} · accuracy ${fixed(r.probe_accuracy, 3)} · ablation cost = accuracy lost with the head ` +
-        `${r.ablation === 'mean' ? 'mean-ablated' : 'zeroed'} · role scores over ${r.texts}`
-      : `no probe: role scores over ${r.texts}; no ablation cost (give --probe FILE)`;
+      ? words('probeLine', r.probe, fixed(r.probe_accuracy, 3), r.ablation === 'mean', r.texts)
+      : words('noProbeLine', r.texts);
   }
 
   // ---- the text row and the strips --------------------------------------------------------
   function buildSymbols() {
     const row = $('symbols');
     for (let s = 0; s < T; s++) {
-      const b = el('button', { type: 'button', 'data-pos': s, id: 'sym-' + s, tabindex: '-1',
-        title: `position ${s}: ${label(s)}`, text: label(s) });
+      const b = el('button', { type: 'button', 'data-pos': s, id: 'sym-' + s, tabindex: '-1', text: label(s) });
       b.addEventListener('mouseenter', () => setQuery(s, false));
       b.addEventListener('focus', () => setQuery(s, false));
       b.addEventListener('click', () => setQuery(s, true));
@@ -92,6 +91,7 @@
       }
     });
     $('sym-' + (T - 1)).tabIndex = 0;
+    labelSymbols();
     const strips = $('strips');
     strips.addEventListener('mousemove', (e) => {
       const r = strips.getBoundingClientRect();
@@ -99,10 +99,13 @@
       if (s < 0 || s >= T || h < 0 || h >= H) return;
       const t = state.query;
       $('strip-hover').textContent = s > t
-        ? `key ${s} ${label(s)} comes after query ${t}: masked, weight 0`
-        : `query ${t} ${label(t)} → key ${s} ${label(s)}: ` +
-          Array.from({ length: H }, (_, hh) => `head ${state.layer}.${hh} ${fixed(weight(state.layer, hh, t, s), 7)}`).join(' · ');
+        ? words('masked', s, label(s), t)
+        : words('queryToKey', t, label(t), s, label(s)) + ': ' +
+          Array.from({ length: H }, (_, hh) => `${headName(state.layer, hh)} ${fixed(weight(state.layer, hh, t, s), 7)}`).join(' · ');
     });
+  }
+  function labelSymbols() {
+    for (let s = 0; s < T; s++) $('sym-' + s).title = words('positionTitle', s, label(s));
   }
 
   function drawStrips() {
@@ -110,7 +113,7 @@
     labels.replaceChildren();
     for (let h = 0; h < H; h++) {
       labels.append(el('div', {}, el('span', { class: 'swatch', style: `background:${headColour(h)}` }),
-        `head ${state.layer}.${h}`));
+        headName(state.layer, h)));
     }
     const ctx = sizeCanvas($('strips'), T * CELL, H * STRIP_ROW);
     const t = state.query;
@@ -126,16 +129,15 @@
     for (let h = 0; h < H; h++) {
       const row = Array.from({ length: t + 1 }, (_, s) => weight(l, h, t, s));
       const order = row.map((w, s) => s).sort((a, b) => row[b] - row[a] || a - b).slice(0, 3);
-      const details = el('details', {}, el('summary', { text: `all ${t + 1} weights` }),
+      const details = el('details', {}, el('summary', { text: words('allWeights', t + 1) }),
         el('div', { class: 'row-values', text: row.map((w, s) => `${s} ${label(s)} ${fixed(w, 7)}`).join(' · ') }));
       table.append(el('tr', { id: `readout-${l}-${h}`, class: 'readout-head', 'data-layer': l, 'data-head': h,
         'data-query': t, 'data-weights': row.map((w) => fixed(w, 7)).join(' ') },
-      el('td', {}, el('span', { class: 'swatch', style: `background:${headColour(h)}` }), `head ${l}.${h}`),
+      el('td', {}, el('span', { class: 'swatch', style: `background:${headColour(h)}` }), headName(l, h)),
       el('td', { text: order.map((s) => `${label(s)} (${s}) ${fixed(row[s], 7)}`).join('  ') }),
       el('td', {}, details)));
     }
-    $('readout').replaceChildren(el('p', { class: 'hint', text:
-      `query ${t} ${label(t)}${t === state.pinned ? ' (pinned)' : ''}, layer ${l}: each head's three largest weights; every row sums to 1` }), table);
+    $('readout').replaceChildren(el('p', { class: 'hint', text: words('readoutHint', t, label(t), t === state.pinned, l) }), table);
   }
 
   function setQuery(t, pin) {
@@ -157,45 +159,67 @@
 
   function buildLayerSelect() {
     const select = $('layer-select');
-    for (let l = 0; l < L; l++) select.append(el('option', { value: l, text: `layer ${l}` }));
+    for (let l = 0; l < L; l++) select.append(el('option', { value: l, text: words('layerOption', l) }));
     select.addEventListener('change', () => {
       state.layer = Number(select.value);
       drawStrips();
       drawReadout();
     });
   }
+  function labelLayerSelect() {
+    [...$('layer-select').options].forEach((o, l) => { o.textContent = words('layerOption', l); });
+  }
 
   // ---- the grid of heads -------------------------------------------------------------------
   const roleOf = (l, h) => data.roles.heads[headIndex(l, h)].roles;
-  function scoreLine(r) {
-    return `prev ${fixed(r.previous_token, 2)} · cur ${fixed(r.current_token, 2)} · first ${fixed(r.first_position, 2)} · ` +
-      `ind ${fixed(r.induction, 2)} · ans ${fixed(r.answer_finding, 2)} · off ${r.best_offset} ${fixed(r.best_offset_score, 2)}`;
-  }
-  const dropText = (r) => (r.accuracy_drop === null ? 'no probe' : `ablation ${signed(r.accuracy_drop, 3)}`);
+  const dropText = (r) => (r.accuracy_drop === null ? words('noProbeDrop') : words('probeDrop', signed(r.accuracy_drop, 3)));
 
+  // The grid is built once; labelGrid writes its words (again after a language switch).
+  // A thumbnail has 84 / T pixels per symbol, too few for a label: hovering one names the
+  // query and key symbols under the pointer in the line below the grid.
   const thumbs = [];
   function buildGrid() {
     const grid = $('grid');
     const size = H <= 4 ? 84 : 56;
     grid.style.gridTemplateColumns = `max-content repeat(${H}, ${H <= 4 ? 'max-content' : size + 8 + 'px'})`;
     for (let l = 0; l < L; l++) {
-      grid.append(el('div', { class: 'layer-label', text: `layer ${l}` }));
+      grid.append(el('div', { class: 'layer-label', id: `layer-label-${l}` }));
       for (let h = 0; h < H; h++) {
-        const r = roleOf(l, h);
-        const canvas = el('canvas', { width: T, height: T, style: `width:${size}px;height:${size}px` });
+        const canvas = el('canvas', { width: T, height: T, style: `width:${size}px;height:${size}px`, id: `thumb-${l}-${h}` });
         // Few heads: the scores beside the heatmap; many: the role and cost under it.
-        const text = el('span', { class: 'cell-text' }, el('span', { class: 'role', text: `${l}.${h} ${r.role}` }),
-          el('span', { class: 'scores', text: dropText(r) }));
-        if (H <= 4) {
-          text.append(el('span', { class: 'scores', text: `prev ${fixed(r.previous_token, 2)} · cur ${fixed(r.current_token, 2)}` }),
-            el('span', { class: 'scores', text: `first ${fixed(r.first_position, 2)} · ind ${fixed(r.induction, 2)}` }),
-            el('span', { class: 'scores', text: `ans ${fixed(r.answer_finding, 2)} · off ${r.best_offset} ${fixed(r.best_offset_score, 2)}` }));
-        }
+        const text = el('span', { class: 'cell-text' }, el('span', { class: 'role' }), el('span', { class: 'scores drop' }));
+        if (H <= 4) text.append(el('span', { class: 'scores s1' }), el('span', { class: 'scores s2' }), el('span', { class: 'scores s3' }));
         const cell = el('button', { type: 'button', class: H <= 4 ? 'head-cell wide' : 'head-cell', id: `cell-${l}-${h}`,
-          'data-layer': l, 'data-head': h, title: `head ${l}.${h}: ${r.role}; ${scoreLine(r)}; ${dropText(r)}` }, canvas, text);
+          'data-layer': l, 'data-head': h }, canvas, text);
         cell.addEventListener('click', () => chooseHead(l, h));
+        canvas.addEventListener('mousemove', (e) => {
+          const r = canvas.getBoundingClientRect();
+          const q = Math.floor(((e.clientY - r.top) / r.height) * T), k = Math.floor(((e.clientX - r.left) / r.width) * T);
+          if (q < 0 || q >= T || k < 0 || k >= T) return;
+          $('grid-hover').textContent = k > q ? words('thumbMasked', headName(l, h), q, label(q), k, label(k))
+            : words('thumbHover', headName(l, h), q, label(q), k, label(k), fixed(weight(l, h, q, k), 4));
+        });
         grid.append(cell);
         thumbs.push({ canvas, l, h });
+      }
+    }
+    labelGrid();
+  }
+  function labelGrid() {
+    for (let l = 0; l < L; l++) {
+      $(`layer-label-${l}`).textContent = words('layerOption', l);
+      for (let h = 0; h < H; h++) {
+        const r = roleOf(l, h), cell = $(`cell-${l}-${h}`);
+        cell.querySelector('.role').textContent = `${headName(l, h)} ${role(r.role)}`;
+        const drop = cell.querySelector('.drop');
+        drop.textContent = dropText(r);
+        drop.title = words('probeDropTitle');
+        if (H <= 4) {
+          cell.querySelector('.s1').textContent = words('cardScores1', fixed(r.previous_token, 2), fixed(r.current_token, 2));
+          cell.querySelector('.s2').textContent = words('cardScores2', fixed(r.first_position, 2), fixed(r.induction, 2));
+          cell.querySelector('.s3').textContent = words('cardScores3', fixed(r.answer_finding, 2), fixed(r.copy_forward, 2));
+        }
+        cell.title = words('cardTitle', headName(l, h), role(r.role));
       }
     }
   }
@@ -226,31 +250,30 @@
       drawStrips();
       drawReadout();
     }
-    $('detail-title').textContent = `Head ${l}.${h}: ${roleOf(l, h).role}`;
+    $('detail-title').textContent = words('headTitleOf', headName(l, h), role(roleOf(l, h).role));
     drawDetailHeatmap();
     drawDetailInfo();
     drawTrace();
     drawCircuits();
   }
 
+  // The chosen head's weights with the symbols on its rows (queries) and columns (keys):
+  // 14 px a cell at T = 36, smaller for a longer text (a label on every k-th then).
+  let detailGeometry = { left: 0, top: 0, cell: 1 };
   function drawDetailHeatmap() {
     const { layer: l, head: h } = state.head;
-    const canvas = $('detail-canvas');
-    canvas.width = T;
-    canvas.height = T;
-    canvas.style.width = canvas.style.height = '300px';
-    const ctx = canvas.getContext('2d');
-    ctx.putImageData(heatmapImage(ctx, T, weightsOf(l, h)), 0, 0);
+    const cell = Math.max(2, Math.min(16, Math.floor(500 / T)));
+    detailGeometry = labelledHeatmap($('detail-canvas'), data.labels, weightsOf(l, h), cell);
   }
   function detailCellAt(e) {
-    const r = $('detail-canvas').getBoundingClientRect();
-    return { t: Math.floor(((e.clientY - r.top) / r.height) * T), s: Math.floor(((e.clientX - r.left) / r.width) * T) };
+    const r = $('detail-canvas').getBoundingClientRect(), g = detailGeometry;
+    return { t: Math.floor((e.clientY - r.top - g.top) / g.cell), s: Math.floor((e.clientX - r.left - g.left) / g.cell) };
   }
   const cursor = { t: T - 1, s: T - 1 };  // the heatmap cell the keyboard points at
   function showDetailCell(t, s) {
     const { layer: l, head: h } = state.head;
-    $('detail-hover').textContent = s > t ? `query ${t} ${label(t)}, key ${s} ${label(s)}: masked`
-      : `head ${l}.${h}: query ${t} ${label(t)} → key ${s} ${label(s)}: ${fixed(weight(l, h, t, s), 7)}`;
+    $('detail-hover').textContent = s > t ? words('detailMasked', t, label(t), s, label(s))
+      : words('detailCell', headName(l, h), t, label(t), s, label(s), fixed(weight(l, h, t, s), 7));
   }
   function buildDetailEvents() {
     const canvas = $('detail-canvas');
@@ -283,33 +306,32 @@
     const r = roleOf(l, h), s = data.heads[headIndex(l, h)].summary, th = data.roles.thresholds;
     const row = (name, value, threshold) => el('tr', {}, el('td', { text: name }),
       el('td', { class: threshold !== undefined && value !== null && value >= threshold ? 'role-hit' : '', text: fixed(value, 3) }),
-      el('td', { class: 'hint', text: threshold !== undefined ? `names the role at ≥ ${threshold}` : '' }));
+      el('td', { class: 'hint', text: threshold !== undefined ? words('namesRoleAt', threshold) : '' }));
     const table = el('table', { id: 'detail-roles' },
-      el('tr', {}, el('th', { text: 'role score' }), el('th', { text: 'value' }), el('th', { text: '' })),
-      row('previous token', r.previous_token, th.previous_token),
-      row(`best offset ${r.best_offset}`, r.best_offset_score, r.best_offset <= -2 ? th.offset : undefined),
-      row('current token', r.current_token, th.current_token),
-      row('first position', r.first_position, th.first_position),
-      row('induction', r.induction, th.induction),
-      row('answer-finding', r.answer_finding, th.answer_finding),
-      row('copy-forward', r.copy_forward, th.copy_forward));
+      el('tr', {}, el('th', { text: words('roleScore') }), el('th', { text: words('value') }), el('th', { text: '' })),
+      row(words('scorePrev'), r.previous_token, th.previous_token),
+      row(words('scoreOffset', r.best_offset), r.best_offset_score, r.best_offset <= -2 ? th.offset : undefined),
+      row(words('scoreCur'), r.current_token, th.current_token),
+      row(words('scoreFirst'), r.first_position, th.first_position),
+      row(words('scoreInduction'), r.induction, th.induction),
+      row(words('scoreAnswer'), r.answer_finding, th.answer_finding),
+      row(words('scoreCopy'), r.copy_forward, th.copy_forward));
     // Per question kind: a head may find (or copy) one kind's answers and not another's.
-    for (const [kind, value] of Object.entries(r.answer_finding_by_kind || {}))
-      table.append(row(`answer-finding: ${kind}`, value, th.answer_finding));
-    for (const [kind, value] of Object.entries(r.copy_forward_by_kind || {}))
-      table.append(row(`copy-forward: ${kind}`, value, th.copy_forward));
-    const byKind = Object.entries(r.accuracy_drop_by_kind || {}).map(([kind, d]) => `${kind} ${signed(d, 3)}`).join(', ');
-    const drop = r.accuracy_drop === null ? 'no probe: no ablation cost'
-      : `ablation cost: probe accuracy ${fixed(data.roles.probe_accuracy, 3)} → ${fixed(data.roles.probe_accuracy - r.accuracy_drop, 3)} ` +
-        `(drop ${signed(r.accuracy_drop, 3)}, ${data.roles.ablation} ablation)` + (byKind ? `; by kind: ${byKind}` : '');
+    for (const [k, value] of Object.entries(r.answer_finding_by_kind || {}))
+      table.append(row(words('scoreAnswerKind', kind(k)), value, th.answer_finding));
+    for (const [k, value] of Object.entries(r.copy_forward_by_kind || {}))
+      table.append(row(words('scoreCopyKind', kind(k)), value, th.copy_forward));
+    const byKind = Object.entries(r.accuracy_drop_by_kind || {}).map(([k, d]) => `${kind(k)} ${signed(d, 3)}`).join(', ');
+    const drop = r.accuracy_drop === null ? words('noProbeNoDrop')
+      : words('probeDropLine', fixed(data.roles.probe_accuracy, 3), fixed(data.roles.probe_accuracy - r.accuracy_drop, 3),
+        signed(r.accuracy_drop, 3), data.roles.ablation, byKind);
     $('detail-info').replaceChildren(
-      el('p', {}, el('strong', { text: `role: ${r.role}` })),
+      el('p', {}, el('strong', { text: words('roleLabel', role(r.role)) })),
       table,
       el('p', { id: 'detail-drop', text: drop }),
-      el('p', { text: `on this text: entropy ${fixed(s.mean_entropy, 3)} nats · reads offset ${s.top_offset} most ` +
-        `(${fixed(100 * s.top_offset_share, 0)}%) · on position 0 ${fixed(s.first_share, 3)} · ` +
-        `importance (loss with the head zeroed − loss) ${signed(s.importance, 4)} nats` }),
-      el('p', { class: 'hint', text: 'Hover the heatmap (or focus it and use the arrow keys) for a weight; click a row (Enter) to make it the query.' }));
+      el('p', { id: 'detail-loss', text: words('onThisText', fixed(s.mean_entropy, 3), s.top_offset, fixed(100 * s.top_offset_share, 0),
+        fixed(s.first_share, 3), signed(s.importance, 4)) }),
+      el('p', { class: 'hint', text: words('detailHint') }));
   }
 
   // ---- the worked trace ----------------------------------------------------------------------
@@ -323,10 +345,11 @@
       state.tracePosition = Number(select.value);
       drawTrace();
     });
-    $('trace-note').textContent = data.traces.all_positions
-      ? `traces at every position (${T})`
-      : `traces at positions ${data.traces.positions.join(', ')} only (layers × heads × T is over ${data.traces.budget}; ` +
-        'inspect-heads --position P adds one)';
+    labelTraceNote();
+  }
+  function labelTraceNote() {
+    $('trace-note').textContent = data.traces.all_positions ? words('tracesEvery', T)
+      : words('tracesOnly', data.traces.positions.join(', '), data.traces.budget);
   }
   function setTracePosition(p) {
     state.tracePosition = p;
@@ -345,13 +368,13 @@
     };
     const box = $('trace');
     if (!tr) {
-      box.replaceChildren(el('p', { text: `no trace at position ${P}` }));
+      box.replaceChildren(el('p', { text: words('noTraceAt', P) }));
       return;
     }
     const d = tr.d, rope = tr.position_type === 'rope';
     // The keys' and values' tables are built when opened (T rows of d numbers each).
     const vectorTable = (title, rows, idPrefix) => {
-      const table = el('table', {}, el('tr', {}, el('th', { text: 's' }), el('th', { class: 'sym', text: 'key' }), el('th', { class: 'sym', text: title })));
+      const table = el('table', {}, el('tr', {}, el('th', { text: 's' }), el('th', { class: 'sym', text: words('keyCol') }), el('th', { class: 'sym', text: title })));
       for (let s = 0; s <= P; s++) {
         table.append(el('tr', {}, el('td', { text: s }), el('td', { class: 'sym', text: label(s) }),
           el('td', { style: 'text-align:left' }, vector(rows[s], `${idPrefix}-${s}`))));
@@ -365,9 +388,9 @@
       });
       return details;
     };
-    const keyRows = lazyDetails(`the ${P + 1} keys`, () => vectorTable(rope ? 'k_s (after RoPE at s)' : 'k_s', rowsOf(entry.keys), 'trace-key'));
-    const valueRows = lazyDetails(`the ${P + 1} values`, () => vectorTable('v_s', rowsOf(entry.values), 'trace-value'));
-    const scores = el('table', { id: 'trace-scores' }, el('tr', {}, ...['s', 'key', 'q·k_s', '/√d', 'mask', 'weight', '(forward pass)']
+    const keyRows = lazyDetails(words('traceKeys', P + 1), () => vectorTable(rope ? 'k_s (RoPE)' : 'k_s', rowsOf(entry.keys), 'trace-key'));
+    const valueRows = lazyDetails(words('traceValues', P + 1), () => vectorTable('v_s', rowsOf(entry.values), 'trace-value'));
+    const scores = el('table', { id: 'trace-scores' }, el('tr', {}, ...['s', words('keyCol'), 'q·k_s', '/√d', 'mask', 'weight', words('forwardPass')]
       .map((x, i) => el('th', { class: i === 1 ? 'sym' : '', text: x }))));
     for (let s = 0; s < T; s++) {
       const masked = s > P;
@@ -381,20 +404,18 @@
     }
     const pushes = (list, kind) => el('span', {}, ...list.map((p, i) => el('span', { id: `trace-${kind}-${i}`, 'data-symbol': p.symbol,
       'data-logit': p.logit, text: ` “${p.symbol}” ${signed(p.logit, 6)}` })));
-    box.replaceChildren(el('p', { id: 'trace-title', text: `layer ${l}, head ${h}, query position ${P} “${label(P)}”: ` +
-      `D = ${tr.D}, d = ${d}; the head reads rows ${h * d}..${h * d + d - 1} of Wq, Wk, Wv and columns ${h * d}..${h * d + d - 1} of Wo. ` +
-      'head output = softmax(q kᵀ / √d + causal mask) v, then Wo onto the residual stream.' }),
+    box.replaceChildren(el('p', { id: 'trace-title', 'data-layer': l, 'data-head': h, 'data-position': P,
+      text: words('traceTitle', headName(l, h), P, label(P), tr.D, d, h) }),
     el('ol', {},
-      el('li', {}, `x_t = LayerNorm(residual stream at ${P}; blocks.${l}.ln1) [D = ${tr.D}] `, vector(tr.x, 'trace-x')),
-      el('li', {}, `q_t = x_t Wq_hᵀ [d = ${d}] `, vector(tr.q_raw, 'trace-q-raw'),
-        rope ? el('div', {}, `after RoPE at position ${P}: `, vector(tr.q, 'trace-q')) : el('div', { text: 'learned positions: no rotation' })),
-      el('li', {}, `keys k_s = x_s Wk_hᵀ for s = 0..${P}`, keyRows),
-      el('li', {}, `q·k_s, divided by √d (times `, el('span', { id: 'trace-scale', text: fixed(tr.scale, 9) }),
-        '), the causal mask, and the softmax: row ', String(P), ' of projected_weights', scores),
-      el('li', {}, 'values v_s = x_s Wv_hᵀ', valueRows, el('div', {}, 'head output = Σ_s weight_s v_s ', vector(tr.head_output, 'trace-head-output'))),
-      el('li', {}, `the head's slice of Wo applied: its contribution to the residual stream at ${P} [D] `, vector(tr.contribution, 'trace-contribution')),
-      el('li', {}, `output symbols it pushes (direct logit attribution, an approximation: centred, divided by the final stream's σ ${fixed(tr.final_sigma, 6)}, ` +
-        'times ln_f.weight, through the vocabulary head; later blocks ignored): up', pushes(tr.top_up, 'up'), el('br'), 'down', pushes(tr.top_down, 'down'))));
+      el('li', {}, words('traceX', P, l, tr.D), vector(tr.x, 'trace-x')),
+      el('li', {}, words('traceQ', d), vector(tr.q_raw, 'trace-q-raw'),
+        rope ? el('div', {}, words('traceRope', P), vector(tr.q, 'trace-q')) : el('div', { text: words('traceLearned') })),
+      el('li', {}, words('traceK', P), keyRows),
+      el('li', {}, words('traceScores1'), el('span', { id: 'trace-scale', text: fixed(tr.scale, 9) }),
+        words('traceScores2'), String(P), words('traceScores3'), scores),
+      el('li', {}, words('traceV'), valueRows, el('div', {}, words('traceOut'), vector(tr.head_output, 'trace-head-output'))),
+      el('li', {}, words('traceWo', P), vector(tr.contribution, 'trace-contribution')),
+      el('li', {}, words('tracePush', fixed(tr.final_sigma, 6)), pushes(tr.top_up, 'up'), el('br'), words('down'), pushes(tr.top_down, 'down'))));
   }
 
   // ---- circuits --------------------------------------------------------------------------------
@@ -403,7 +424,7 @@
     const box = $('circuits');
     const c = data.circuits;
     if (!c.available) {
-      box.replaceChildren(el('p', { text: `not drawn: ${c.reason}` }));
+      box.replaceChildren(el('p', { text: words('notDrawn', c.reason) }));
       return;
     }
     const { layer: l, head: h } = state.head, i = headIndex(l, h), V = c.V, entry = c.heads[i];
@@ -430,28 +451,27 @@
         const r = canvas.getBoundingClientRect();
         const a = Math.floor(((e.clientY - r.top) / r.height) * V), b = Math.floor(((e.clientX - r.left) / r.width) * V);
         if (a >= 0 && a < V && b >= 0 && b < V)
-          hover.textContent = `${name.toUpperCase()}: ${rowName} “${sym(a)}”, ${columnName} “${sym(b)}”: ≈ ${fixed(table[a * V + b], 3)} (8-bit, for drawing)`;
+          hover.textContent = words('circuitHover', name.toUpperCase(), rowName, sym(a), columnName, sym(b), fixed(table[a * V + b], 3));
       });
-      return el('div', {}, el('strong', { text: name.toUpperCase() }), ` (rows: ${rowName}, columns: ${columnName}; red > 0 > blue, ±${fixed(max, 3)})`,
+      return el('div', {}, el('strong', { text: name.toUpperCase() }), words('circuitPanel', rowName, columnName, fixed(max, 3)),
         el('br'), canvas,
         el('ol', {}, ...top.map(([a, b, v]) => el('li', { text: `“${sym(a)}” → “${sym(b)}” ${fixed(v, 4)}` }))));
     };
     box.replaceChildren(
-      el('p', { id: 'circuit-copy', text: `OV copy score ${fixed(entry.copy_score, 3)} (Σλ / Σ|λ|: 1 copies, −1 suppresses) · ` +
-        `symbols whose own logit tops their OV row: ${fixed(100 * entry.diagonal_top1, 1)}%` }),
+      el('p', { id: 'circuit-copy', 'data-copy-score': entry.copy_score,
+        text: words('copyScore', fixed(entry.copy_score, 3), fixed(100 * entry.diagonal_top1, 1)) }),
       el('div', { class: 'circuit-pair' },
-        panel('qk', tables.qk, entry.qk_top, 'query symbol', 'key symbol'),
-        panel('ov', tables.ov, entry.ov_top, 'attended symbol', 'output symbol')),
+        panel('qk', tables.qk, entry.qk_top, words('querySymbol'), words('keySymbol')),
+        panel('ov', tables.ov, entry.ov_top, words('attendedSymbol'), words('outputSymbol'))),
       hover,
-      el('p', { class: 'hint', text: 'Through each symbol\'s embedding and this block\'s ln1: exact for layer 0 at offset 0; ' +
-        'later layers leave out the earlier blocks, and OV treats ln_f as linear.' }));
+      el('p', { class: 'hint', text: words('circuitsHint') }));
   }
 
   // ---- the run's curves (inline SVG) -----------------------------------------------------------
   function drawRun() {
     if (!data.run) return;
     $('run-section').hidden = false;
-    $('run').append(...runCharts(data.run));
+    $('run').replaceChildren(...runCharts(data.run));
   }
 
   // ---- the circuit: attribution bars, the patching heatmap, the composition graph ------------
@@ -469,9 +489,7 @@
       table.append(el('tr', { id: `attr-part-${i}`, 'data-name': p.name, 'data-value': p.difference },
         el('td', { text: p.name }), el('td', { class: 'bar-cell' }, bar), el('td', { text: signed(p.difference, 4) })));
     });
-    $('attribution-note').textContent = `position ${P} ${label(P)}` + (P !== state.query ? ' (the query has no precomputed attribution)' : '') +
-      `: answer ${a.answer} against ${a.against}, logit difference ${fixed(a.difference, 4)}; each part through ln_f with ` +
-      'its scale frozen from the whole stream (direct logit attribution, as TransformerLens computes it)';
+    $('attribution-note').textContent = words('attributionNote', P, label(P), P !== state.query, a.answer, a.against, fixed(a.difference, 4));
     $('attribution').replaceChildren(table);
   }
 
@@ -479,24 +497,26 @@
   function drawPatching() {
     const p = circuit.patching;
     if (!p.available) {
-      $('patching-note').textContent = `no patching on this page: ${p.reason}`;
+      $('patching-note').textContent = words('noPatchingHere', p.reason);
       return;
     }
-    $('patching-note').textContent = `the corrupted partner ${p.corrupt} ; logit difference ${p.answer} − ${p.against}: ` +
-      `clean ${fixed(p.clean, 4)}, corrupt ${fixed(p.corrupt_difference, 4)}; each square the fraction restored, ` +
-      '(patched − corrupt) / (clean − corrupt), with the clean stream entering that layer at that position';
+    $('patching-note').textContent = words('patchingNote', p.corrupt, p.answer, p.against, fixed(p.clean, 4), fixed(p.corrupt_difference, 4));
+    // The clean and corrupt differences too close for a share (interp/patching.h's kMinPatchingGap).
+    const warning = $('patching-warning');
+    warning.hidden = !p.warning;
+    warning.textContent = p.warning ? words('gapWarning', fixed(p.clean, 4), fixed(p.corrupt_difference, 4), fixed(Math.abs(p.gap), 4), p.min_gap) : '';
     const canvas = $('patching-canvas');
     const { left, top } = drawPatchingStreams(canvas, Array.from({ length: T }, (_, t) => label(t)), p.streams);
-    canvas.addEventListener('mousemove', (e) => {
+    canvas.onmousemove = (e) => {
       const r = canvas.getBoundingClientRect();
       const t = Math.floor((e.clientX - r.left - left) / CELL), l = Math.floor((e.clientY - r.top - top) / STRIP_ROW);
-      if (t >= 0 && t < T && l >= 0 && l < L)
-        $('patching-hover').textContent = `layer ${l}, position ${t} ${label(t)}: restored ${fixed(p.streams[l][t], 4)}`;
-    });
-    const heads = el('table', { id: 'patching-heads' }, el('tr', {}, el('th', { text: 'head' }), el('th', { text: 'restored (its output from the clean run)' })));
+      if (t >= 0 && t < T && l >= 0 && l < L) $('patching-hover').textContent = words('patchingHover', l, t, label(t), fixed(p.streams[l][t], 4));
+    };
+    $('patching-legend-box').replaceChildren(patchingLegend('patching-legend'));
+    const heads = el('table', { id: 'patching-heads' }, el('tr', {}, el('th', { text: words('headCol') }), el('th', { text: words('restoredCol') })));
     for (let l = 0; l < L; l++)
       for (let h = 0; h < H; h++)
-        heads.append(el('tr', { id: `patch-head-${l}-${h}`, 'data-value': p.heads[l][h] }, el('td', { text: `${l}.${h}` }),
+        heads.append(el('tr', { id: `patch-head-${l}-${h}`, 'data-value': p.heads[l][h] }, el('td', { text: headName(l, h) }),
           el('td', { style: `background:${signedColour(p.heads[l][h], 1)}`, text: signed(p.heads[l][h], 4) })));
     $('patching-heads-box').replaceChildren(heads);
   }
@@ -516,29 +536,28 @@
     edges.length = Math.min(edges.length, 40);
     const gapX = 110, gapY = Math.max(26, Math.min(48, 360 / H)), W = 40 + gapX * L, Hh = 30 + gapY * H;
     const at = (l, h) => [30 + gapX * l, 24 + gapY * h];
-    const svg = svgEl('svg', { id: 'circuit-graph', width: W, height: Hh, role: 'img', 'aria-label': 'composition graph' });
+    const svg = svgEl('svg', { id: 'circuit-graph', width: W, height: Hh + 12, role: 'img', 'aria-label': words('graphLabel') });
     for (const e of edges) {
       const [x1, y1] = at(e.pair.writer[0], e.pair.writer[1]), [x2, y2] = at(e.pair.reader[0], e.pair.reader[1]);
       const line = svgEl('line', { class: 'edge', x1, y1, x2, y2, stroke: e.colour, 'stroke-opacity': 0.7,
         'stroke-width': Math.min(8, 1 + 2 * (e.ratio - 1.5)), 'data-writer': e.pair.writer.join('.'),
         'data-reader': e.pair.reader.join('.'), 'data-mode': e.mode, 'data-score': e.pair[e.mode] });
-      line.append(svgEl('title', {}, `${e.pair.writer.join('.')} → ${e.pair.reader.join('.')}: ${e.mode.toUpperCase()}-composition ` +
-        `${fixed(e.pair[e.mode], 4)} (${fixed(e.ratio, 2)} × baseline); Q ${fixed(e.pair.q, 3)} K ${fixed(e.pair.k, 3)} V ${fixed(e.pair.v, 3)}`));
+      line.append(svgEl('title', {}, words('edgeTitle', headName(...e.pair.writer), headName(...e.pair.reader), e.mode.toUpperCase(),
+        fixed(e.pair[e.mode], 4), fixed(e.ratio, 2), fixed(e.pair.q, 3), fixed(e.pair.k, 3), fixed(e.pair.v, 3))));
       svg.append(line);
     }
     for (let l = 0; l < L; l++) {
-      svg.append(svgEl('text', { x: at(l, 0)[0], y: 12, 'text-anchor': 'middle', 'font-size': 11 }, `layer ${l}`));
+      svg.append(svgEl('text', { x: at(l, 0)[0], y: 12, 'text-anchor': 'middle', 'font-size': 11 }, words('graphLayer', l)));
       for (let h = 0; h < H; h++) {
         const [x, y] = at(l, h);
         const node = svgEl('g', { class: 'node', id: `node-${l}-${h}` });
         node.append(svgEl('circle', { cx: x, cy: y, r: 9, fill: '#fff', stroke: headColour(h), 'stroke-width': 2 }),
-          svgEl('text', { x, y: y + 3.5, 'text-anchor': 'middle', 'font-size': 9 }, `${l}.${h}`));
+          svgEl('text', { x, y: y + 21, 'text-anchor': 'middle', 'font-size': 9 }, headName(l, h)));
         node.addEventListener('click', () => chooseHead(l, h));
         svg.append(node);
       }
     }
-    $('graph-note').textContent = `${edges.length} edges: composition at least 1.5 × the mean of random matrices of the same shapes ` +
-      `(Q ${fixed(base.q, 3)}, K ${fixed(base.k, 3)}, V ${fixed(base.v, 3)}); blue Q, green K, red V; width by the ratio; click a head to open it`;
+    $('graph-note').textContent = words('graphNote', edges.length, fixed(base.q, 3), fixed(base.k, 3), fixed(base.v, 3));
     $('graph').replaceChildren(svg);
   }
 
@@ -547,7 +566,7 @@
   function drawChain() {
     const chain = circuit.chain, select = $('chain-kind');
     if (!chain) {
-      $('chain-note').textContent = 'no probe set: the chain is found on one (inspect-heads --html ... --probe FILE)';
+      $('chain-note').textContent = words('noChain');
       select.disabled = true;
       return;
     }
@@ -565,23 +584,23 @@
       ringHead(k.writer, '#d4a017', 'writer');
       if (k.carrier) ringHead(k.carrier, '#ff7f0e', 'carrier');
       const status = k.learned ? '' : k.shortcut
-        ? ` — learned by a shortcut: the ${k.cue || 'cue'} alone (${fixed(k.no_distractor_accuracy, 3)} without distractors, ` +
-          `${fixed(k.distractor_accuracy, 3)} with them); the heads that answer it:`
-        : ' — not learned (under 0.9); the best candidates:';
-      let text = `${k.kind}: accuracy ${fixed(k.accuracy, 3)} on ${k.items} probe items` + status +
-        `. Writer ${k.writer}: direct logit attribution ${signed(k.writer_attribution, 4)} of the difference ${signed(k.difference, 4)}, ` +
-        `restores ${fixed(k.writer_restores, 4)} with the answer swapped. `;
+        ? words('shortcut', k.cue, fixed(k.no_distractor_accuracy, 3), fixed(k.distractor_accuracy, 3))
+        : words('notLearned');
+      let text = words('chainAccuracy', kind(k.kind), fixed(k.accuracy, 3), k.items, status) +
+        words('chainWriter', k.writer, signed(k.writer_attribution, 4), signed(k.difference, 4), fixed(k.writer_restores, 4));
       text += k.carrier
-        ? `Carrier ${k.carrier}: restores ${fixed(k.carrier_restores, 4)} with the key swapped; ${k.writer} reads it through its ` +
-          `${k.composition === 'K' ? 'keys' : 'queries'} (${k.composition}-composition ${fixed(k.composition_score, 4)}, baseline ${fixed(k.baseline, 4)}). `
-        : 'No carrier: no earlier head both restores with the key swapped and is read by the writer. ';
-      text += `The MLPs: ${signed(k.mlp_attribution, 4)}.`;
+        ? words('chainCarrier', k.carrier, fixed(k.carrier_restores, 4), k.writer, k.composition === 'K', k.composition,
+          fixed(k.composition_score, 4), fixed(k.baseline, 4))
+        : words('noCarrier');
+      text += words('chainMlps', signed(k.mlp_attribution, 4));
       $('chain-note').textContent = text;
       $('chain-note').dataset.writer = k.writer || '';
       $('chain-note').dataset.carrier = k.carrier || '';
     };
-    select.replaceChildren(...chain.kinds.map((k) => el('option', { value: k.kind, text: k.kind })));
-    select.addEventListener('change', show);
+    const chosen = select.value;
+    select.replaceChildren(...chain.kinds.map((k) => el('option', { value: k.kind, text: kind(k.kind) })));
+    if (chosen) select.value = chosen;
+    select.onchange = show;
     show();
   }
 
@@ -598,25 +617,81 @@
       $('edge-circuit').replaceChildren(svg);
       $('edge-circuit-note').textContent = note;
     };
-    select.replaceChildren(...c.kinds.map((k) => el('option', { value: k.kind, text: k.kind })));
-    select.addEventListener('change', show);
+    const chosen = select.value;
+    select.replaceChildren(...c.kinds.map((k) => el('option', { value: k.kind, text: kind(k.kind) })));
+    if (chosen) select.value = chosen;
+    select.onchange = show;
     show();
   }
 
+  // ---- the glossary and the language ---------------------------------------------------------
+  function drawGlossary() {
+    mgWords.drawGlossary($('glossary-section'), el);
+  }
+  // Everything with words in it, drawn again in the language just chosen; the state (the
+  // query, the layer, the open head) stays.
+  function redrawWords() {
+    mgWords.applyStatic();
+    document.title = words('explorerTitle');
+    drawHeader();
+    labelSymbols();
+    labelLayerSelect();
+    labelGrid();
+    labelTraceNote();
+    drawStrips();
+    drawReadout();
+    drawAttribution();
+    chooseHead(state.head.layer, state.head.head);
+    drawPatching();
+    drawGraph();
+    drawChain();
+    drawEdgeCircuit();
+    drawRun();
+    drawGlossary();
+  }
+
+  // The head to open with: the one that writes the answer at the last position (the largest
+  // direct logit attribution there); without attribution, the head of least mean entropy.
+  // Layer 0's heads mostly spread their weight, so opening there showed an almost blank page.
+  function mostInformativeHead() {
+    const a = circuit && circuit.attribution && circuit.attribution.at[String(T - 1)];
+    let best = null;
+    for (const p of (a ? a.parts : [])) {
+      if (!(p.layer >= 0 && p.head >= 0)) continue;  // the embeddings, an MLP, ln_f's bias
+      if (!best || Math.abs(p.difference) > Math.abs(best.difference)) best = p;
+    }
+    if (best) return { layer: best.layer, head: best.head };
+    let least = { layer: 0, head: 0 }, entropy = Infinity;
+    data.heads.forEach((x) => {
+      if (x.summary.mean_entropy < entropy) {
+        entropy = x.summary.mean_entropy;
+        least = { layer: x.layer, head: x.head };
+      }
+    });
+    return least;
+  }
+
   // ---- start ---------------------------------------------------------------------------------
+  mgWords.applyStatic();
+  document.title = words('explorerTitle');
+  mgWords.bindSwitch($('lang-switch'), redrawWords);
   drawHeader();
   buildLayerSelect();
   buildSymbols();
   buildGrid();
   buildTraceSelect();
   buildDetailEvents();
+  const first = mostInformativeHead();
+  state.layer = first.layer;
+  $('layer-select').value = String(first.layer);
   setQuery(T - 1, true);
-  chooseHead(0, 0);
+  chooseHead(first.layer, first.head);
   drawPatching();
   drawGraph();
   drawChain();
   drawEdgeCircuit();
   drawRun();
+  drawGlossary();
   document.body.dataset.readyMs = performance.now().toFixed(1);
   performance.mark('explorer-ready');
   document.body.dataset.ready = '1';

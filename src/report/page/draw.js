@@ -1,15 +1,29 @@
 // Drawing shared by mini-gpt's two pages, the head explorer (inspect-heads --html) and the
 // live page of `mini-gpt serve`: elements, canvases at the device's pixel ratio, the colour
-// scales, the heatmap image, the run's charts. Loaded before each page's own script; its
-// names are the fields of mgDraw.
+// scales, the heatmap image and its labelled form, the patching legend, the run's charts.
+// Loaded after words.js (every word it draws is mgWords.t's) and before each page's own
+// script; its names are the fields of mgDraw.
 'use strict';
 
 const mgDraw = (function () {
+  const t = mgWords.t;
   const CELL = 26, STRIP_ROW = 18;  // one symbol's column and one head's row of the strips, CSS pixels
   const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2'];
   const fixed = (x, n) => (x === null || x === undefined ? '–' : Number(x).toFixed(n));
   const signed = (x, n) => (x === null || x === undefined ? '–' : (x >= 0 ? '+' : '') + Number(x).toFixed(n));
   const headColour = (h) => PALETTE[h % PALETTE.length];
+  // How a symbol is shown, as report/text.cpp's symbol_label shows it in every CLI text: a
+  // newline as "\n", a tab "\t", a space "␣", another control character as U+XXXX.
+  function symbolLabel(s) {
+    if (s === '\n') return '\\n';
+    if (s === '\t') return '\\t';
+    if (s === '\r') return '\\r';
+    if (s === ' ') return '\u2423';
+    const c = s.codePointAt(0);
+    if (s.length <= 2 && (c < 0x20 || (c >= 0x7f && c < 0xa0)))
+      return 'U+' + c.toString(16).toUpperCase().padStart(4, '0');
+    return s;
+  }
   function el(tag, attrs, ...children) {
     const e = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
@@ -55,6 +69,30 @@ const mgDraw = (function () {
     return image;
   }
 
+  // A T x T heatmap of the lower triangle W on CANVAS, CELL css pixels a cell, with the
+  // symbols LABELS down the left (the query, a row) and across the top (the key, a column);
+  // where cells are too small to read a label, every k-th. Returns the grid's offset and
+  // cell size, for reading a hover.
+  function labelledHeatmap(canvas, labels, w, cell) {
+    const T = labels.length, left = 24, top = 20;
+    const ctx = sizeCanvas(canvas, left + T * cell, top + T * cell);
+    const image = document.createElement('canvas');
+    image.width = T;
+    image.height = T;
+    const ictx = image.getContext('2d');
+    ictx.putImageData(heatmapImage(ictx, T, w), 0, 0);
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(image, left, top, T * cell, T * cell);
+    const every = Math.max(1, Math.ceil(13 / cell));
+    ctx.font = `${Math.min(13, Math.max(9, cell - 2))}px sans-serif`;
+    ctx.fillStyle = '#1a1a1a';
+    ctx.textAlign = 'center';
+    for (let s = 0; s < T; s += every) ctx.fillText(labels[s], left + (s + 0.5) * cell, top - 5);
+    ctx.textAlign = 'right';
+    for (let r = 0; r < T; r += every) ctx.fillText(labels[r], left - 4, top + (r + 0.5) * cell + 4);
+    return { left, top, cell };
+  }
+
   // One head's row of the strips at height Y: the weight WEIGHT(s) query T gives each key s
   // as the opacity of COLOUR, the masked keys after T grey, across N symbols.
   function drawStripRow(ctx, y, colour, weight, t, n) {
@@ -85,13 +123,23 @@ const mgDraw = (function () {
     ctx.textAlign = 'center';
     for (let t = 0; t < T; t++) ctx.fillText(labels[t], left + (t + 0.5) * CELL, 15);
     ctx.textAlign = 'right';
-    for (let l = 0; l < L; l++) ctx.fillText(`layer ${l}`, left - 6, top + (l + 0.7) * STRIP_ROW);
+    for (let l = 0; l < L; l++) ctx.fillText(t('layerOption', l), left - 6, top + (l + 0.7) * STRIP_ROW);
     for (let l = 0; l < L; l++)
       for (let t = 0; t < T; t++) {
         ctx.fillStyle = signedColour(streams[l][t], 1);
         ctx.fillRect(left + t * CELL + 1, top + l * STRIP_ROW + 1, CELL - 2, STRIP_ROW - 2);
       }
     return { left, top };
+  }
+
+  // The patching heatmap's colour scale, -1 blue through 0 white to +1 red, in words, and
+  // what a negative share means.
+  function patchingLegend(id) {
+    const stop = (v, key) => el('span', { class: 'legend-stop' },
+      el('span', { class: 'swatch', style: `background:${signedColour(v, 1)};border:1px solid #ccc` }), t(key));
+    return el('div', { class: 'patching-legend', id },
+      el('p', { class: 'legend-scale' }, stop(-1, 'legendLow'), stop(0, 'legendZero'), stop(1, 'legendHigh')),
+      el('p', { class: 'hint legend-negative', text: t('negativeShare') }));
   }
 
   const SVG = 'http://www.w3.org/2000/svg';
@@ -124,7 +172,7 @@ const mgDraw = (function () {
     const svg = svgEl('svg', { width: W, height: Hh + 18 * Math.ceil(series.length / 3), role: 'img', 'aria-label': title });
     svg.append(svgEl('text', { x: m.l, y: 13, 'font-size': 12, 'font-weight': 'bold' }, `${title} (${yLabel})`));
     if (!all.length) {
-      svg.append(svgEl('text', { x: m.l, y: 60, 'font-size': 12 }, 'no data'));
+      svg.append(svgEl('text', { x: m.l, y: 60, 'font-size': 12 }, t('noData')));
       return svg;
     }
     const xs = all.map((p) => p[0]), ys = all.map((p) => p[1]);
@@ -146,7 +194,7 @@ const mgDraw = (function () {
     const xTicks = log ? Array.from({ length: Math.floor(Math.log10(x1)) + 1 }, (_, k) => 10 ** k).filter((x) => x >= x0)
       : [0, 1, 2, 3, 4].map((k) => Math.round(between(x0, x1, k / 4)));
     for (const x of xTicks) svg.append(svgEl('text', { x: sx(x), y: Hh - m.b + 14, 'font-size': 10, 'text-anchor': 'middle' }, String(x)));
-    svg.append(svgEl('text', { x: W - m.r, y: Hh - 2, 'font-size': 10, 'text-anchor': 'end' }, log ? 'step (log)' : 'step'));
+    svg.append(svgEl('text', { x: W - m.r, y: Hh - 2, 'font-size': 10, 'text-anchor': 'end' }, log ? t('stepLog') : t('step')));
     series.forEach((s, k) => {
       if (s.points.length) {
         svg.append(svgEl('polyline', { fill: 'none', stroke: s.colour, 'stroke-width': 1.5, 'stroke-dasharray': s.dash || '',
@@ -168,7 +216,7 @@ const mgDraw = (function () {
       if (!e || !Array.isArray(e.head_roles)) continue;
       for (const x of e.head_roles) {
         if (!x || typeof x !== 'object' || !Number.isInteger(x.layer) || !Number.isInteger(x.head)) continue;
-        const key = `${x.layer}.${x.head}`;
+        const key = `L${x.layer}.H${x.head}`;  // the head's one name
         const add = (name, value) => {
           if (!Number.isFinite(value)) return;
           if (!byScore.has(name)) byScore.set(name, new Map());
@@ -197,39 +245,39 @@ const mgDraw = (function () {
     const byKind = (e) => (e.by_kind && typeof e.by_kind === 'object' ? e.by_kind : {});
     const loss = trainSteps.map((s, i) => [s, trainLoss[i]]);
     const val = evals.map((e) => [e.step, e.val_loss]);
-    box.push(el('div', { class: 'chart' }, chart('loss', [
-      { name: run.loss_bucket > 1 ? `train (mean of ${run.loss_bucket})` : 'train', colour: '#9ca3af', points: loss },
-      { name: 'validation', colour: '#1f77b4', points: val }].concat(Number.isFinite(floor) && val.length
-      ? [{ name: `floor ${floor.toFixed(4)}`, colour: '#2ca02c', dash: '4 2', points: [[val[0][0], floor], [val[val.length - 1][0], floor]] }]
-      : []), 'nats/symbol')));
+    box.push(el('div', { class: 'chart' }, chart(t('loss'), [
+      { name: run.loss_bucket > 1 ? t('trainMean', run.loss_bucket) : t('train'), colour: '#9ca3af', points: loss },
+      { name: t('validation'), colour: '#1f77b4', points: val }].concat(Number.isFinite(floor) && val.length
+      ? [{ name: t('floor', floor.toFixed(4)), colour: '#2ca02c', dash: '4 2', points: [[val[0][0], floor], [val[val.length - 1][0], floor]] }]
+      : []), t('natsPerSymbol'))));
     const kinds = new Set();
     evals.forEach((e) => Object.keys(byKind(e)).forEach((k) => kinds.add(k)));
-    const acc = [{ name: 'all', colour: '#111', points: evals.map((e) => [e.step, e.probe_accuracy]) }];
-    [...kinds].forEach((k, i) => acc.push({ name: k, colour: PALETTE[(i + 1) % PALETTE.length], dash: '4 2',
+    const acc = [{ name: t('all'), colour: '#111', points: evals.map((e) => [e.step, e.probe_accuracy]) }];
+    [...kinds].forEach((k, i) => acc.push({ name: mgWords.kind(k), colour: PALETTE[(i + 1) % PALETTE.length], dash: '4 2',
       points: evals.map((e) => [e.step, byKind(e)[k]]) }));
-    box.push(el('div', { class: 'chart' }, chart('probe accuracy', acc, 'share right', [0, 1])));
+    box.push(el('div', { class: 'chart' }, chart(t('probeAccuracy'), acc, t('shareRight'), [0, 1])));
     const roles = roleSeries(evals);
     const rolesBox = el('div', { class: 'chart', id: 'run-roles' });
     if (!roles.size) {
-      rolesBox.append(el('p', { text: 'head roles over training: metrics.jsonl carries no per-evaluation "head_roles"' }));
+      rolesBox.append(el('p', { text: t('noHeadRoles') }));
     } else {
       const select = el('select', { id: 'run-role-select' });
-      for (const name of roles.keys()) select.append(el('option', { value: name, text: name }));
+      // A per-kind score (answer_finding_by_kind.who) with its kind's question.
+      const scoreName = (name) => name.replace(/\.([a-z_]+)$/, (m, k) => '.' + mgWords.kind(k));
+      for (const name of roles.keys()) select.append(el('option', { value: name, text: scoreName(name) }));
       const holder = el('div');
       const draw = () => {
         const heads = roles.get(select.value);
-        holder.replaceChildren(chart(`head role score: ${select.value}`, [...heads.entries()].map(([key, points], k) => ({
-          name: key, colour: PALETTE[k % PALETTE.length], dash: k >= PALETTE.length ? '4 2' : '', points })), 'score'));
+        holder.replaceChildren(chart(t('headRoleScore', scoreName(select.value)), [...heads.entries()].map(([key, points], k) => ({
+          name: key, colour: PALETTE[k % PALETTE.length], dash: k >= PALETTE.length ? '4 2' : '', points })), t('score')));
       };
       select.addEventListener('change', draw);
-      rolesBox.append(el('label', {}, 'score ', select), holder);
+      rolesBox.append(el('label', {}, t('scoreLabel'), select), holder);
       draw();
     }
     box.push(rolesBox);
     const total = run.evals_total || evals.length;
-    box.push(el('p', { class: 'hint', text: `${run.dir}/metrics.jsonl: ${run.lines} lines, ${total} evaluations` +
-      (run.eval_stride > 1 ? ` (every ${run.eval_stride}th drawn, and the last)` : '') +
-      (run.skipped ? `, ${run.skipped} lines skipped (not JSON, or no step)` : '') }));
+    box.push(el('p', { class: 'hint', text: t('runHint', run.dir, run.lines, total, run.eval_stride, run.skipped) }));
     return box;
   }
 
@@ -282,6 +330,6 @@ const mgDraw = (function () {
     return { svg, note };
   }
 
-  return { CELL, STRIP_ROW, PALETTE, drawStripRow, fixed, signed, headColour, el, sizeCanvas, blues, heatmapImage, signedColour, svgEl, extent, chart,
-    roleSeries, runCharts, drawPatchingStreams, edgeCircuitGraph };
+  return { CELL, STRIP_ROW, PALETTE, drawStripRow, fixed, signed, headColour, symbolLabel, el, sizeCanvas, blues, heatmapImage,
+    labelledHeatmap, signedColour, svgEl, extent, chart, roleSeries, runCharts, drawPatchingStreams, patchingLegend, edgeCircuitGraph };
 }());

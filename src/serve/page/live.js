@@ -1,21 +1,26 @@
 // The live page's script (mini-gpt serve). It asks the server's /api/ endpoints, the JSON
 // `inspect-heads --format json` prints, and draws the answers with the head explorer's
-// drawing code (mgDraw, src/report/page/draw.js): no model arithmetic happens here. A text
-// with a symbol outside the vocabulary, or longer than block_size, is marked and not sent.
-// After each update document.body.dataset.updates counts up and dataset.updateMs holds the
-// time from the last keystroke (or click) to the drawn page.
+// drawing code (mgDraw, src/report/page/draw.js): no model arithmetic happens here.
+// A text with a symbol outside the vocabulary, or longer than block_size, is marked, its
+// views are cleared, and nothing is sent. After each update document.body.dataset.updates
+// counts up and dataset.updateMs holds the time from the last keystroke (or click) to the
+// drawn page. Every word comes from mgWords (src/report/page/words.js); the language switch
+// redraws in place. Started with `serve --run` before the run's first checkpoint, the page
+// shows the run's curves and waits (body.waiting) until the model is there.
 'use strict';
 
 (function () {
-  const { CELL, STRIP_ROW, drawStripRow, fixed, signed, headColour, el, sizeCanvas, heatmapImage, signedColour, runCharts,
-    drawPatchingStreams, edgeCircuitGraph } = mgDraw;
+  const { CELL, STRIP_ROW, drawStripRow, fixed, signed, headColour, symbolLabel, el, sizeCanvas, heatmapImage, signedColour,
+    runCharts, drawPatchingStreams, patchingLegend, edgeCircuitGraph } = mgDraw;
+  const { t: words, kind, role, headName } = mgWords;
   const $ = (id) => document.getElementById(id);
   const DEBOUNCE_MS = 40;
   let info = null, vocab = new Set(), L = 0, H = 0;
   const state = {
-    tokens: [], query: 0, head: { layer: 0, head: 0 }, ablated: new Set(), patch: null,
-    seq: 0, drawn: 0, inputAt: performance.now(), patterns: null,
+    tokens: [], query: 0, head: { layer: 0, head: 0 }, ablated: new Set(), patch: null, swapAt: null,
+    seq: 0, drawn: 0, inputAt: performance.now(), patterns: null, answers: null,
   };
+  const sym = symbolLabel;  // a symbol as every CLI text shows it: a newline as \n, a space as ␣
   let roles = null;  // /api/roles, once per model
 
   // ---- the server ------------------------------------------------------------------------
@@ -24,7 +29,11 @@
     for (const [k, v] of Object.entries(params || {})) if (v !== undefined && v !== null && v !== '') query.set(k, v);
     const response = await fetch(path + (query.toString() ? '?' + query : ''));
     const body = await response.json();
-    if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
+    if (!response.ok) {
+      const error = new Error(body.error || `HTTP ${response.status}`);
+      error.status = response.status;  // 503: serve waits for the run's first checkpoint
+      throw error;
+    }
     return body;
   }
   const status = (text) => { $('status-line').textContent = text || '\u00a0'; };
@@ -32,15 +41,28 @@
   // ---- the text --------------------------------------------------------------------------
   // The symbols outside the vocabulary and the length, said in one line; null when it can be sent.
   function textProblem(symbols) {
-    if (!symbols.length) return 'type a text';
+    if (!symbols.length) return words('typeAText');
     const unknown = [];
-    symbols.forEach((c, i) => { if (!vocab.has(c)) unknown.push(`“${c}” at ${i}`); });
+    symbols.forEach((c, i) => { if (!vocab.has(c)) unknown.push(words('atPosition', sym(c), i)); });
     if (unknown.length)
-      return `not in the model's ${vocab.size}-symbol vocabulary: ${unknown.slice(0, 8).join(', ')}` +
-        (unknown.length > 8 ? ` and ${unknown.length - 8} more` : '') + ' — nothing sent';
-    if (symbols.length > info.model.block_size)
-      return `${symbols.length} symbols, more than the model's block_size of ${info.model.block_size} — nothing sent`;
+      return words('notInVocab', vocab.size, unknown.slice(0, 8).join(', '), unknown.length > 8 ? unknown.length - 8 : 0) + words('nothingShown');
+    if (symbols.length > info.model.block_size) return words('tooLong', symbols.length, info.model.block_size) + words('nothingShown');
     return null;
+  }
+
+  // A text the model cannot read: the text row, the strips and every number computed from
+  // the last text are cleared, so that nothing on the page belongs to a text no longer there.
+  function clearViews() {
+    state.seq++;  // an answer still on its way for the old text is dropped
+    state.answers = null;
+    $('symbols').replaceChildren();
+    $('strip-labels').replaceChildren();
+    sizeCanvas($('strips'), 1, 1);
+    $('readout').replaceChildren(el('p', { class: 'cleared', id: 'cleared-note', text: words('textCleared') }));
+    for (const id of ['grid', 'next', 'detail-roles', 'trace', 'attribution', 'lens', 'patch-heads']) $(id).replaceChildren();
+    for (const id of ['next-note', 'attribution-note']) $(id).textContent = '';
+    $('swap-palette').hidden = true;
+    drawPatch(null);
   }
 
   function onInput() {
@@ -49,19 +71,59 @@
     onInput.timer = setTimeout(recompute, DEBOUNCE_MS);
   }
 
+  // The text row. A click makes a symbol the query or, with the click switched to
+  // swapping, opens the palette of replacements for it: patching by a click in the text.
   function buildSymbols() {
     const row = $('symbols');
     row.replaceChildren(...state.tokens.map((c, s) => {
-      const b = el('button', { type: 'button', id: 'sym-' + s, 'data-pos': s, title: `position ${s}: ${c}`, text: c });
-      b.addEventListener('click', () => { state.query = s; state.inputAt = performance.now(); recompute(); });
+      const b = el('button', { type: 'button', id: 'sym-' + s, 'data-pos': s, title: words('positionTitle', s, sym(c)), text: sym(c) });
+      b.addEventListener('click', () => {
+        if ($('click-swap').checked) return openSwap(s);
+        state.query = s;
+        state.inputAt = performance.now();
+        recompute();
+      });
       return b;
     }));
-    if (state.patch && state.patch.position < state.tokens.length) $('sym-' + state.patch.position).classList.add('patched');
+    if (state.patch && state.patch.position < state.tokens.length) {
+      const b = $('sym-' + state.patch.position);
+      b.classList.add('patched');
+      b.title = `${b.title} → ${sym(state.patch.symbol)}`;
+    }
+    if (state.swapAt !== null && state.swapAt < state.tokens.length) $('sym-' + state.swapAt).classList.add('swapping');
     $('sym-' + state.query).classList.add('query');
-    const select = $('patch-position');
-    select.replaceChildren(el('option', { value: '', text: '—' }),
-      ...state.tokens.map((c, s) => el('option', { value: s, text: `${s} ${c}` })));
-    select.value = state.patch ? String(state.patch.position) : '';
+  }
+
+  // The replacements for the symbol at S: the text's own symbols first (another name of the
+  // story is the usual corruption), then the rest of the vocabulary; one click patches.
+  function openSwap(s) {
+    state.swapAt = s;
+    document.querySelectorAll('#symbols .swapping').forEach((b) => b.classList.remove('swapping'));
+    $('sym-' + s).classList.add('swapping');
+    drawSwapPalette();
+  }
+  function drawSwapPalette() {
+    const box = $('swap-palette'), s = state.swapAt;
+    if (s === null || s >= state.tokens.length) {
+      box.hidden = true;
+      return;
+    }
+    const here = state.tokens[s], inText = new Set(state.tokens);
+    const order = [...info.vocab.filter((c) => inText.has(c)), ...info.vocab.filter((c) => !inText.has(c))].filter((c) => c !== here);
+    const palette = el('div', { class: 'palette', role: 'group' }, ...order.map((c) => {
+      const b = el('button', { type: 'button', id: `swap-${info.vocab.indexOf(c)}`, 'data-symbol': c, class: inText.has(c) ? 'in-text' : '',
+        title: sym(c), text: sym(c) });
+      b.addEventListener('click', () => {
+        state.patch = { position: s, symbol: c };
+        state.swapAt = null;
+        box.hidden = true;
+        state.inputAt = performance.now();
+        recompute();
+      });
+      return b;
+    }));
+    box.replaceChildren(el('p', { class: 'hint', text: words('swapPick', s, sym(here)) + ' (' + words('swapTextFirst') + ')' }), palette);
+    box.hidden = false;
   }
 
   // ---- recomputing ---------------------------------------------------------------------
@@ -80,12 +142,17 @@
     const problem = textProblem(symbols);
     $('text').classList.toggle('oov', problem !== null && symbols.length > 0);
     $('oov-line').textContent = problem || '\u00a0';
-    if (problem) return;
+    if (problem) {
+      clearViews();
+      return;
+    }
     state.tokens = symbols;
     state.query = Math.min(state.query, symbols.length - 1);
     if (recompute.lastText !== text) {
       state.query = symbols.length - 1;
       recompute.lastText = text;
+      state.swapAt = null;
+      $('swap-palette').hidden = true;
     }
     const seq = ++state.seq, P = state.query, { layer, head } = state.head;
     const answer = $('answer').value, against = $('against').value;
@@ -105,13 +172,25 @@
     try {
       answers = await Promise.all(asks);
     } catch (e) {
-      if (seq === state.seq) status(`the server refused: ${e.message}`);
+      if (seq === state.seq) status(words('serverRefused', e.message));
       return;
     }
     if (seq !== state.seq) return;  // a newer text is on its way
-    const [patterns, next, ablatedNext, attribution, lens, trace, patch] = answers;
+    state.answers = answers;
+    drawAnswers();
+    status('');
+    state.drawn++;
+    document.body.dataset.updateMs = (performance.now() - state.inputAt).toFixed(1);
+    document.body.dataset.updates = String(state.drawn);
+  }
+
+  // Every view from the last answers (again, in the other language, after a switch).
+  function drawAnswers() {
+    if (!state.answers) return;
+    const [patterns, next, ablatedNext, attribution, lens, trace, patch] = state.answers;
     state.patterns = patterns;
     buildSymbols();
+    drawSwapPalette();
     drawStrips();
     drawGrid();
     drawReadout();
@@ -120,10 +199,6 @@
     drawAttribution(attribution);
     drawLens(lens);
     drawPatch(patch);
-    status('');
-    state.drawn++;
-    document.body.dataset.updateMs = (performance.now() - state.inputAt).toFixed(1);
-    document.body.dataset.updates = String(state.drawn);
   }
 
   // ---- the heads ---------------------------------------------------------------------------
@@ -140,7 +215,7 @@
     const T = state.tokens.length, t = state.query;
     $('strip-labels').replaceChildren(...Array.from({ length: L * H }, (_, i) => {
       const l = Math.floor(i / H), h = i % H;
-      return el('div', {}, el('span', { class: 'swatch', style: `background:${headColour(h)}` }), `head ${l}.${h}`);
+      return el('div', {}, el('span', { class: 'swatch', style: `background:${headColour(h)}` }), headName(l, h));
     }));
     const ctx = sizeCanvas($('strips'), T * CELL, L * H * STRIP_ROW);
     for (let l = 0; l < L; l++)
@@ -157,33 +232,47 @@
         const row = weightRow(l, h, t).slice(0, t + 1);
         const order = row.map((w, s) => s).sort((a, b) => row[b] - row[a] || a - b).slice(0, 3);
         table.append(el('tr', { id: `readout-${l}-${h}`, 'data-query': t, 'data-weights': row.map((w) => fixed(w, 7)).join(' ') },
-          el('td', { text: `head ${l}.${h}` }),
-          el('td', { text: order.map((s) => `${state.tokens[s]} (${s}) ${fixed(row[s], 7)}`).join('  ') })));
+          el('td', { text: headName(l, h) }),
+          el('td', { text: order.map((s) => `${sym(state.tokens[s])} (${s}) ${fixed(row[s], 7)}`).join('  ') })));
       }
-    $('readout').replaceChildren(el('p', { class: 'hint', text: `query ${t} ${state.tokens[t]}: each head's three largest weights` }), table);
+    $('readout').replaceChildren(el('p', { class: 'hint', text: words('liveReadoutHint', t, sym(state.tokens[t])) }), table);
   }
 
+  // A card opens its head wherever it is clicked; only its "zero it" button ablates. A
+  // thumbnail is too small for symbol labels (84 / T pixels a symbol): hovering it names the
+  // query and key symbols under the pointer below the grid.
   function drawGrid() {
     const grid = $('grid'), T = state.tokens.length;
     grid.style.gridTemplateColumns = `max-content repeat(${H}, max-content)`;
     const cells = [];
     for (let l = 0; l < L; l++) {
-      cells.push(el('div', { class: 'hint', text: `layer ${l}` }));
+      cells.push(el('div', { class: 'hint', text: words('layerOption', l) }));
       for (let h = 0; h < H; h++) {
         const r = (headOf(l, h).roles || {});
-        const canvas = el('canvas', { width: T, height: T, id: `heat-${l}-${h}`, style: 'width:84px;height:84px',
-          title: `head ${l}.${h}: click to open` });
+        const canvas = el('canvas', { width: T, height: T, id: `heat-${l}-${h}`, style: 'width:84px;height:84px' });
         canvas.getContext('2d').putImageData(heatmapImage(canvas.getContext('2d'), T, triangle(l, h)), 0, 0);
-        canvas.addEventListener('click', () => chooseHead(l, h));
+        canvas.addEventListener('mousemove', (e) => {
+          const b = canvas.getBoundingClientRect();
+          const q = Math.floor(((e.clientY - b.top) / b.height) * T), k = Math.floor(((e.clientX - b.left) / b.width) * T);
+          if (q < 0 || q >= T || k < 0 || k >= T) return;
+          const qs = sym(state.tokens[q]), ks = sym(state.tokens[k]);
+          $('grid-hover').textContent = k > q ? words('thumbMasked', headName(l, h), q, qs, k, ks)
+            : words('thumbHover', headName(l, h), q, qs, k, ks, fixed(weightRow(l, h, q)[k], 4));
+        });
         const key = `${l}.${h}`, on = state.ablated.has(key);
         const ablate = el('button', { type: 'button', class: 'ablate', id: `ablate-${l}-${h}`, 'aria-pressed': on ? 'true' : 'false',
-          text: on ? 'ablated' : 'ablate' });
-        ablate.addEventListener('click', () => toggleAblation(key));
+          title: words('ablateTitle', headName(l, h)), text: on ? words('ablated') : words('ablate') });
+        ablate.addEventListener('click', (e) => {
+          e.stopPropagation();  // the card's own click opens the head
+          toggleAblation(key);
+        });
         const s = headOf(l, h).summary;
-        cells.push(el('div', { class: 'head-cell' + (on ? ' ablated' : '') + (state.head.layer === l && state.head.head === h ? ' chosen' : ''),
-          id: `cell-${l}-${h}` }, canvas, el('span', { class: 'cell-text' },
-          el('span', { class: 'role', text: `${l}.${h} ${r.role || ''}` }),
-          el('span', { class: 'hint', text: `importance ${signed(s.importance, 3)}` }), ablate)));
+        const cell = el('div', { class: 'head-cell' + (on ? ' ablated' : '') + (state.head.layer === l && state.head.head === h ? ' chosen' : ''),
+          id: `cell-${l}-${h}`, title: words('cardTitle', headName(l, h), role(r.role || '')) }, canvas, el('span', { class: 'cell-text' },
+          el('span', { class: 'role', text: `${headName(l, h)} ${role(r.role || '')}` }),
+          el('span', { class: 'hint importance', title: words('lossIfZeroedTitle'), text: words('lossIfZeroed', signed(s.importance, 3)) }), ablate));
+        cell.addEventListener('click', () => chooseHead(l, h));
+        cells.push(cell);
       }
     }
     grid.replaceChildren(...cells);
@@ -194,7 +283,7 @@
     state.inputAt = performance.now();
     recompute();
   }
-  function toggleAblation(key) {
+  function toggleAblation(key) {  // key: "L.H", as /api/next's ablate reads it
     if (state.ablated.has(key)) state.ablated.delete(key);
     else state.ablated.add(key);
     state.inputAt = performance.now();
@@ -205,67 +294,66 @@
   function fillPickers() {
     for (const id of ['answer', 'against']) {
       const select = $(id), kept = select.value;
-      select.replaceChildren(el('option', { value: '', text: 'the model’s choice' }),
-        ...info.vocab.map((c) => el('option', { value: c, text: c === ' ' ? '␠' : c })));
+      select.replaceChildren(el('option', { value: '', text: words('modelsChoice') }),
+        ...info.vocab.map((c) => el('option', { value: c, text: sym(c) })));
       select.value = kept;
     }
-    $('patch-symbol').replaceChildren(...info.vocab.map((c) => el('option', { value: c, text: c === ' ' ? '␠' : c })));
   }
 
   function drawNext(next, ablated) {
-    const header = el('tr', {}, el('th', { class: 'sym', text: 'symbol' }), el('th', { text: 'probability' }),
-      el('th', { text: 'logit' }));
-    if (ablated) header.append(el('th', { text: `with ${ablated.ablate.join(', ')} ablated` }));
+    const ablatedNames = ablated ? ablated.ablate.map((x) => { const [l, h] = x.split('.'); return headName(l, h); }).join(', ') : '';
+    const header = el('tr', {}, el('th', { class: 'sym', text: words('symbol') }), el('th', { text: words('probability') }),
+      el('th', { text: words('logit') }));
+    if (ablated) header.append(el('th', { text: words('withAblated', ablatedNames) }));
     const table = el('table', { class: 'numbers', id: 'next-table' }, header);
     const ablatedBy = new Map((ablated ? ablated.top : []).map((e) => [e.symbol, e]));
     next.top.forEach((e, i) => {
       const row = el('tr', { id: `next-row-${i}`, 'data-symbol': e.symbol, 'data-probability': e.probability },
-        el('td', { class: 'sym', text: e.symbol }),
+        el('td', { class: 'sym', text: sym(e.symbol) }),
         el('td', {}, el('span', { class: 'bar', style: `width:${Math.round(60 * e.probability)}px;background:#1f77b4` }), ' ' + fixed(e.probability, 4)),
         el('td', { text: fixed(e.logit, 3) }));
       if (ablated) {
         const a = ablatedBy.get(e.symbol);
-        row.append(el('td', { class: 'ablated-probability', 'data-probability': a ? a.probability : '', text: a ? fixed(a.probability, 4) : '< top 10' }));
+        row.append(el('td', { class: 'ablated-probability', 'data-probability': a ? a.probability : '', text: a ? fixed(a.probability, 4) : words('notInTop') }));
       }
       table.append(row);
     });
     const parts = [el('p', { id: 'next-difference', 'data-difference': next.difference, 'data-ablated-difference': ablated ? ablated.difference : '',
-      text: `logit(${next.answer.symbol}) − logit(${next.against.symbol}) = ${signed(next.difference, 4)}` +
-        (ablated ? ` · with ${ablated.ablate.join(', ')} ablated ${signed(ablated.difference, 4)}` : '') })];
+      text: words('logitDiff', sym(next.answer.symbol), sym(next.against.symbol), signed(next.difference, 4)) +
+        (ablated ? words('ablatedDiff', ablatedNames, signed(ablated.difference, 4)) : '') })];
     if (ablated) {
-      const list = el('table', { class: 'numbers', id: 'next-ablated' }, el('tr', {}, el('th', { class: 'sym', text: 'ablated: symbol' }), el('th', { text: 'probability' })));
+      const list = el('table', { class: 'numbers', id: 'next-ablated' }, el('tr', {}, el('th', { class: 'sym', text: words('ablatedSymbol') }), el('th', { text: words('probability') })));
       ablated.top.forEach((e, i) => list.append(el('tr', { id: `next-ablated-${i}`, 'data-symbol': e.symbol, 'data-probability': e.probability },
-        el('td', { class: 'sym', text: e.symbol }), el('td', { text: fixed(e.probability, 4) }))));
+        el('td', { class: 'sym', text: sym(e.symbol) }), el('td', { text: fixed(e.probability, 4) }))));
       parts.push(list);
     }
-    $('next-note').textContent = `after position ${next.position} “${state.tokens[next.position]}”, temperature ${fixed(next.temperature, 2)}` +
-      (next.top_k ? `, top ${next.top_k}` : '') + ': the 10 most likely symbols';
+    $('next-note').textContent = words('nextNote', next.position, sym(state.tokens[next.position]), fixed(next.temperature, 2), next.top_k);
     $('next').replaceChildren(table, ...parts);
   }
 
   // ---- the chosen head: role scores and its trace -------------------------------------------
   function drawHeadDetail(trace) {
     const { layer: l, head: h } = state.head, r = headOf(l, h).roles || {};
-    $('detail-title').textContent = `Head ${l}.${h}${r.role ? ': ' + r.role : ''}`;
-    const rows = [['previous token', r.previous_token], [`best offset ${r.best_offset}`, r.best_offset_score],
-      ['current token', r.current_token], ['first position', r.first_position], ['induction', r.induction],
-      ['answer-finding', r.answer_finding], ['copy-forward', r.copy_forward]];
-    for (const [kind, v] of Object.entries(r.answer_finding_by_kind || {})) rows.push([`answer-finding: ${kind}`, v]);
+    $('detail-title').textContent = r.role ? words('headTitleOf', headName(l, h), role(r.role)) : `${words('headTitle')} ${headName(l, h)}`;
+    const rows = [[words('scorePrev'), r.previous_token], [words('scoreOffset', r.best_offset), r.best_offset_score],
+      [words('scoreCur'), r.current_token], [words('scoreFirst'), r.first_position], [words('scoreInduction'), r.induction],
+      [words('scoreAnswer'), r.answer_finding], [words('scoreCopy'), r.copy_forward]];
+    for (const [k, v] of Object.entries(r.answer_finding_by_kind || {})) rows.push([words('scoreAnswerKind', kind(k)), v]);
     const table = el('table', { class: 'numbers', id: 'detail-role-table' },
-      el('tr', {}, el('th', { class: 'sym', text: 'role score' }), el('th', { text: 'value' })),
+      el('tr', {}, el('th', { class: 'sym', text: words('roleScore') }), el('th', { text: words('value') })),
       ...rows.map(([name, v]) => el('tr', {}, el('td', { class: 'name', text: name }), el('td', { text: fixed(v, 3) }))));
-    $('detail-roles').replaceChildren(el('p', { class: 'hint', text: `role scores over ${state.patterns.roles_texts || 'the text'}` }), table);
+    $('detail-roles').replaceChildren(el('p', { class: 'hint', text: words('rolesOver', state.patterns.roles_texts || words('theText')) }), table);
     const P = trace.position, scores = el('table', { class: 'numbers', id: 'trace-scores' },
-      el('tr', {}, ...['s', 'key', 'q·k', '/√d', 'weight'].map((x, i) => el('th', { class: i === 1 ? 'sym' : '', text: x }))));
+      el('tr', {}, ...['s', words('keyCol'), 'q·k', '/√d', 'weight'].map((x, i) => el('th', { class: i === 1 ? 'sym' : '', text: x }))));
     for (let s = 0; s <= P; s++)
-      scores.append(el('tr', {}, el('td', { text: s }), el('td', { class: 'sym', text: trace.tokens[s] }),
+      scores.append(el('tr', {}, el('td', { text: s }), el('td', { class: 'sym', text: sym(trace.tokens[s]) }),
         el('td', { id: `trace-dot-${s}`, text: fixed(trace.dots[s], 4) }), el('td', { text: fixed(trace.scores[s], 4) }),
         el('td', { id: `trace-weight-${s}`, text: fixed(trace.weights[s], 4) })));
-    const pushes = (list) => list.map((p) => `“${p.symbol}” ${signed(p.logit, 3)}`).join('  ');
+    const pushes = (list) => list.map((p) => `“${sym(p.symbol)}” ${signed(p.logit, 3)}`).join('  ');
     $('trace').replaceChildren(
-      el('p', { text: `layer ${l}, head ${h}, query ${P} “${trace.tokens[P]}”: softmax(q·k / √${trace.d}) over keys 0..${P}, then Wo` }),
+      el('p', { id: 'trace-title', text: words('liveTraceTitle', headName(l, h), P, sym(trace.tokens[P]), trace.d) }),
       scores,
-      el('p', { text: `pushes up ${pushes(trace.top_up)}; down ${pushes(trace.top_down)}` }));
+      el('p', { text: words('pushes', pushes(trace.top_up), pushes(trace.top_down)) }));
   }
 
   // ---- attribution and the logit lens ------------------------------------------------------
@@ -276,46 +364,56 @@
       el('td', { class: 'name', text: p.name }),
       el('td', {}, el('span', { class: 'bar', style: `width:${Math.round((60 * Math.abs(p.difference)) / scale)}px;background:${signedColour(p.difference, scale)}` })),
       el('td', { text: signed(p.difference, 4) }))));
-    $('attribution-note').textContent = `position ${a.position}: answer “${a.answer}” against “${a.against}”, logit difference ` +
-      `${signed(a.difference, 4)}; each part's share through ln_f with its scale frozen (direct logit attribution)`;
+    $('attribution-note').textContent = words('liveAttributionNote', a.position, sym(a.answer), sym(a.against), signed(a.difference, 4));
     $('attribution').replaceChildren(table);
   }
 
   function drawLens(lens) {
     const table = el('table', { class: 'numbers', id: 'lens-table' },
-      el('tr', {}, el('th', { class: 'sym', text: 'stage' }), el('th', { text: `rank of “${lens.answer}”` }), el('th', { class: 'sym', text: 'top symbols' })));
+      el('tr', {}, el('th', { class: 'sym', text: words('stage') }), el('th', { text: words('rankOf', sym(lens.answer)) }),
+        el('th', { class: 'sym', text: words('topSymbols') })));
     for (const s of lens.stages)
       table.append(el('tr', {}, el('td', { class: 'name', text: s.stage }), el('td', { text: s.answer_rank }),
-        el('td', { class: 'sym', text: s.top.slice(0, 5).map((t) => `${t.symbol} ${fixed(t.logit, 2)}`).join('  ') })));
+        el('td', { class: 'sym', text: s.top.slice(0, 5).map((t) => `${sym(t.symbol)} ${fixed(t.logit, 2)}`).join('  ') })));
     $('lens').replaceChildren(table);
   }
 
   // ---- patching ------------------------------------------------------------------------------
   function drawPatch(p) {
+    const warning = $('patch-warning');
+    warning.hidden = true;
     if (!p) {
       $('patch-heads').replaceChildren();
+      $('patch-legend-box').replaceChildren();
+      $('patch-note').textContent = words('patchHint');
       sizeCanvas($('patch-canvas'), 1, 1);
       return;
     }
     if (p.error) {
-      $('patch-note').textContent = `no patching: ${p.error}`;
+      $('patch-note').textContent = words('noPatching', p.error);
       $('patch-heads').replaceChildren();
       return;
     }
-    $('patch-note').textContent = `clean “${p.clean_tokens.join('')}”, corrupt “${p.corrupt_tokens.join('')}”; logit(${p.answer}) − logit(${p.against}): ` +
-      `clean ${fixed(p.clean, 4)}, corrupt ${fixed(p.corrupt, 4)}; each value the share restored, (patched − corrupt) / (clean − corrupt)`;
-    drawPatchingStreams($('patch-canvas'), p.clean_tokens, p.streams);
+    $('patch-note').textContent = words('livePatchNote', p.clean_tokens.map(sym).join(''), p.corrupt_tokens.map(sym).join(''),
+      sym(p.answer), sym(p.against), fixed(p.clean, 4), fixed(p.corrupt, 4));
+    // The clean and corrupt differences too close for a share (interp/patching.h's kMinPatchingGap).
+    if (p.warning) {
+      warning.hidden = false;
+      warning.textContent = words('gapWarning', fixed(p.clean, 4), fixed(p.corrupt, 4), fixed(Math.abs(p.gap), 4), p.min_gap);
+    }
+    drawPatchingStreams($('patch-canvas'), p.clean_tokens.map(sym), p.streams);
+    $('patch-legend-box').replaceChildren(patchingLegend('patch-legend'));
     // Each head: its whole output restored, and per position (the largest three).
-    const table = el('table', { class: 'numbers', id: 'patch-table' }, el('tr', {}, el('th', { class: 'sym', text: 'head' }),
-      el('th', { text: 'restored' }), el('th', { class: 'sym', text: 'by position (largest)' })));
+    const table = el('table', { class: 'numbers', id: 'patch-table' }, el('tr', {}, el('th', { class: 'sym', text: words('headCol') }),
+      el('th', { text: words('restored') }), el('th', { class: 'sym', text: words('byPosition') })));
     for (let l = 0; l < L; l++)
       for (let h = 0; h < H; h++) {
         const v = p.heads[l][h], byPos = p.head_positions[l][h];
         const best = byPos.map((x, t) => t).sort((a, b) => Math.abs(byPos[b]) - Math.abs(byPos[a])).slice(0, 3);
         table.append(el('tr', { id: `patch-head-${l}-${h}`, 'data-value': v },
-          el('td', { class: 'name', text: `${l}.${h}` }),
+          el('td', { class: 'name', text: headName(l, h) }),
           el('td', { style: `background:${signedColour(v, 1)}`, text: signed(v, 4) }),
-          el('td', { class: 'sym', text: best.map((t) => `${t} ${p.clean_tokens[t]} ${signed(byPos[t], 3)}`).join('  ') })));
+          el('td', { class: 'sym', text: best.map((t) => `${t} ${sym(p.clean_tokens[t])} ${signed(byPos[t], 3)}`).join('  ') })));
       }
     $('patch-heads').replaceChildren(table);
   }
@@ -323,31 +421,43 @@
   // ---- the probe set's roles (once per model) ----------------------------------------------
   function drawRoles() {
     if (!roles) {
-      $('roles').replaceChildren(el('p', { class: 'hint', text: info.probe ? 'scoring…' :
-        'no probe set: start serve with --probe FILE (or a checkpoint whose config names data.probe_path)' }));
+      $('roles').replaceChildren(el('p', { class: 'hint', text: info.probe ? words('scoring') : words('noProbeServe') }));
       return;
     }
     const kinds = Object.keys(roles.probe_accuracy_by_kind || {});
-    const header = el('tr', {}, ...['head', 'role', 'prev', 'ind', 'ans', 'copy', 'drop'].map((x) => el('th', { class: x === 'role' || x === 'head' ? 'sym' : '', text: x })),
-      ...kinds.map((k) => el('th', { text: `ans ${k}` })), ...kinds.map((k) => el('th', { text: `drop ${k}` })));
+    const header = el('tr', {}, ...words('rolesCols').map((x, i) => el('th', { class: i < 2 ? 'sym' : '', text: x })),
+      ...kinds.map((k) => el('th', { text: words('ansKind', kind(k)) })), ...kinds.map((k) => el('th', { text: words('dropKind', kind(k)) })));
     const table = el('table', { class: 'numbers', id: 'roles-table' }, header);
     for (const entry of roles.heads) {
       const r = entry.roles;
       table.append(el('tr', { id: `role-${entry.layer}-${entry.head}` },
-        el('td', { class: 'name', text: `${entry.layer}.${entry.head}` }), el('td', { class: 'name', text: r.role }),
+        el('td', { class: 'name', text: headName(entry.layer, entry.head) }), el('td', { class: 'name', text: role(r.role) }),
         el('td', { text: fixed(r.previous_token, 2) }), el('td', { text: fixed(r.induction, 2) }),
         el('td', { text: fixed(r.answer_finding, 2) }), el('td', { text: fixed(r.copy_forward, 2) }),
         el('td', { text: signed(r.accuracy_drop, 3) }),
         ...kinds.map((k) => el('td', { text: fixed((r.answer_finding_by_kind || {})[k], 2) })),
         ...kinds.map((k) => el('td', { text: signed((r.accuracy_drop_by_kind || {})[k], 3) }))));
     }
-    const accuracy = kinds.map((k) => `${k} ${fixed(roles.probe_accuracy_by_kind[k], 3)}`).join(', ');
-    $('roles').replaceChildren(el('p', { class: 'hint', text: `${roles.texts}; probe accuracy ${fixed(roles.probe_accuracy, 3)}` +
-      (accuracy ? ` (${accuracy})` : '') + `; drop: accuracy lost with the head ${roles.ablation === 'mean' ? 'mean-ablated' : 'zeroed'}` }), table);
+    const accuracy = kinds.map((k) => `${kind(k)} ${fixed(roles.probe_accuracy_by_kind[k], 3)}`).join(', ');
+    $('roles').replaceChildren(el('p', { class: 'hint', text: words('rolesHint', roles.texts, fixed(roles.probe_accuracy, 3), accuracy, roles.ablation === 'mean') }), table);
   }
 
   // ---- the watched run -------------------------------------------------------------------
-  let runSeen = '';
+  let runSeen = '', lastRun = null;
+  function drawRunNote(run) {
+    const m = run.model, note = $('reload-note');
+    note.classList.toggle('error', m.reload_error !== '');
+    note.textContent = m.reload_error ? m.reload_error : m.generation === 0 ? words('waitingModel') : words('serving', m.step, m.source, m.reloads, run.note);
+    note.dataset.generation = m.generation;
+  }
+  function drawRunCharts(run) {
+    const c = run.curves, box = $('run'), last = c.evals.length ? c.evals[c.evals.length - 1] : null;
+    box.dataset.evals = c.evals_total;
+    box.dataset.lines = c.lines;
+    box.replaceChildren(...runCharts(c, run.floor), el('p', { class: 'hint', id: 'run-summary',
+      text: words('runSummary', run.dir, c.lines, c.evals_total, last && { step: last.step, val: fixed(last.val_loss, 4) },
+        Number.isFinite(run.floor) ? fixed(run.floor, 4) : null) }));
+  }
   async function pollRun() {
     let run;
     try {
@@ -356,25 +466,22 @@
       setTimeout(pollRun, 2000);
       return;
     }
+    lastRun = run;
     const m = run.model, c = run.curves;
-    const note = $('reload-note');
-    note.classList.toggle('error', m.reload_error !== '');
-    note.textContent = m.reload_error ? m.reload_error
-      : `serving step ${m.step} from ${m.source}` + (m.reloads ? ` (reloaded ${m.reloads} time${m.reloads > 1 ? 's' : ''} as the run wrote it)` : '') +
-        (run.note ? ` · ${run.note}` : '');
-    note.dataset.generation = m.generation;
+    drawRunNote(run);
     const key = `${c.lines}/${c.evals_total}/${c.skipped}`;
     if (key !== runSeen) {
       runSeen = key;
-      const box = $('run');
-      box.dataset.evals = c.evals_total;
-      box.dataset.lines = c.lines;
-      box.replaceChildren(...runCharts(c, run.floor), el('p', { class: 'hint', id: 'run-summary',
-        text: `${run.dir}/metrics.jsonl: ${c.lines} lines, ${c.evals_total} evaluations` +
-          (c.evals.length ? `; last: step ${c.evals[c.evals.length - 1].step}, val ${fixed(c.evals[c.evals.length - 1].val_loss, 4)}` : '') +
-          (Number.isFinite(run.floor) ? ` (floor ${fixed(run.floor, 4)})` : '') }));
+      drawRunCharts(run);
     }
-    if (m.generation !== info.generation) await loadModel();  // a new checkpoint: new numbers everywhere
+    // A new checkpoint (the first one, when serve waited for it): new numbers everywhere.
+    if (m.generation !== 0 && (!info || m.generation !== info.generation)) {
+      try {
+        await (info ? loadModel() : startWithModel());
+      } catch (e) {
+        status(words('couldNotStart', e.message));
+      }
+    }
     setTimeout(pollRun, 1000);
   }
 
@@ -407,15 +514,15 @@
   }
 
   // ---- start -------------------------------------------------------------------------------
+  function drawModelLine() {
+    if (info) $('model-line').textContent = words('liveModelLine', info.model, info.step, info.source, info.probe);
+  }
   async function loadModel() {
     info = await api('/api/info');
     vocab = new Set(info.vocab);
     L = info.model.n_layer;
     H = info.model.n_head;
-    const m = info.model;
-    $('model-line').textContent = `model: ${m.n_layer} layers × ${m.n_head} heads, D = ${m.n_embd}, d = ${m.head_width}, ` +
-      `block_size ${m.block_size}, ${m.vocab_size} symbols · step ${info.step} of ${info.source}` +
-      (info.probe ? ` · probe ${info.probe}` : ' · no probe set');
+    drawModelLine();
     fillPickers();
     edgeCircuit = null;  // another model: its circuit is found again on request
     drawEdgeCircuit();
@@ -426,39 +533,89 @@
     recompute();
   }
 
-  async function start() {
-    await loadModel();
-    $('text').value = info.text;
-    recompute.lastText = undefined;
+  // ---- the language ------------------------------------------------------------------------
+  function redrawWords() {
+    mgWords.applyStatic();
+    document.title = words('liveTitle');
+    mgWords.drawGlossary($('glossary-section'), el);
+    drawModelLine();
+    if (info) {
+      fillPickers();
+      drawRoles();
+      const problem = textProblem(Array.from($('text').value));
+      if (problem) {
+        $('oov-line').textContent = problem;
+        clearViews();
+      } else {
+        drawAnswers();
+      }
+    }
+    if (lastRun) {
+      drawRunNote(lastRun);
+      drawRunCharts(lastRun);
+    }
+  }
+
+  // ---- start -------------------------------------------------------------------------------
+  function bindControls() {
     $('text').addEventListener('input', onInput);
     $('temperature').addEventListener('input', () => {
       $('temperature-value').textContent = Number($('temperature').value).toFixed(2);
       onInput();
     });
     for (const id of ['top-k', 'answer', 'against']) $(id).addEventListener('change', onInput);
-    const patchChanged = () => {
-      const position = $('patch-position').value;
-      state.patch = position === '' ? null : { position: Number(position), symbol: $('patch-symbol').value };
+    const setMode = () => {
+      document.body.classList.toggle('swap-mode', $('click-swap').checked);
+      if (!$('click-swap').checked) {
+        state.swapAt = null;
+        document.querySelectorAll('#symbols .swapping').forEach((b) => b.classList.remove('swapping'));
+        $('swap-palette').hidden = true;
+      }
+    };
+    $('click-query').addEventListener('change', setMode);
+    $('click-swap').addEventListener('change', setMode);
+    $('patch-clear').addEventListener('click', () => {
+      state.patch = null;
+      state.swapAt = null;
       state.inputAt = performance.now();
       recompute();
-    };
-    $('patch-position').addEventListener('change', () => {
-      const position = $('patch-position').value;
-      // A replacement other than the symbol there, to start from.
-      if (position !== '' && $('patch-symbol').value === state.tokens[Number(position)])
-        $('patch-symbol').value = info.vocab.find((c) => c !== state.tokens[Number(position)]);
-      patchChanged();
     });
-    $('patch-symbol').addEventListener('change', patchChanged);
     $('edge-circuit-find').addEventListener('click', findEdgeCircuit);
     $('edge-circuit-kind').addEventListener('change', drawEdgeCircuit);
-    $('patch-clear').addEventListener('click', () => { $('patch-position').value = ''; patchChanged(); });
+  }
+  // The model is there: the page's first text, the views, then readiness.
+  async function startWithModel() {
+    await loadModel();
+    document.body.classList.remove('waiting');
+    delete document.body.dataset.waiting;
+    $('text').value = info.text;
+    recompute.lastText = undefined;
     await recompute();
+    document.body.dataset.ready = '1';
+  }
+  async function start() {
+    mgWords.applyStatic();
+    document.title = words('liveTitle');
+    mgWords.bindSwitch($('lang-switch'), redrawWords);
+    mgWords.drawGlossary($('glossary-section'), el);
+    bindControls();
+    drawPatch(null);
+    try {
+      await startWithModel();
+    } catch (e) {
+      if (e.status !== 503) throw e;
+      // serve --run beside a run that has written no checkpoint yet: its curves meanwhile.
+      document.body.classList.add('waiting');
+      document.body.dataset.waiting = '1';
+      status(words('waitingModel'));
+      $('run-section').hidden = false;
+      pollRun();
+      return;
+    }
     if (info.run) {
       $('run-section').hidden = false;
       pollRun();
     }
-    document.body.dataset.ready = '1';
   }
-  start().catch((e) => status(`the page could not start: ${e.message}`));
+  start().catch((e) => status(words('couldNotStart', e.message)));
 }());
