@@ -13,7 +13,7 @@
   performance.mark('explorer-parsed');
   const L = data.model.n_layer, H = data.model.n_head, T = data.tokens.length;
   const { CELL, STRIP_ROW, drawStripRow, fixed, signed, headColour, el, sizeCanvas, heatmapImage, labelledHeatmap, signedColour,
-    svgEl, runCharts, drawPatchingStreams, patchingLegend } = mgDraw;
+    svgEl, runCharts, drawPatchingStreams, patchingLegend, edgeCircuitGraph } = mgDraw;
   const { t: words, kind, role, headName } = mgWords;
   const $ = (id) => document.getElementById(id);
   const state = { layer: 0, query: T - 1, pinned: T - 1, head: { layer: 0, head: 0 }, tracePosition: T - 1 };
@@ -604,6 +604,26 @@
     show();
   }
 
+  // The chosen kind's circuit of edges (inspect-heads --circuit), drawn as mgDraw draws it.
+  function drawEdgeCircuit() {
+    const c = circuit.edge_circuit, select = $('edge-circuit-kind');
+    if (!c) {
+      $('edge-circuit-note').textContent = 'no probe set: the circuit is found on its pairs (inspect-heads --html ... --probe FILE)';
+      select.disabled = true;
+      return;
+    }
+    const show = () => {
+      const { svg, note } = edgeCircuitGraph(c, select.value, chooseHead);
+      $('edge-circuit').replaceChildren(svg);
+      $('edge-circuit-note').textContent = note;
+    };
+    const chosen = select.value;
+    select.replaceChildren(...c.kinds.map((k) => el('option', { value: k.kind, text: kind(k.kind) })));
+    if (chosen) select.value = chosen;
+    select.onchange = show;
+    show();
+  }
+
   // ---- the glossary and the language ---------------------------------------------------------
   function drawGlossary() {
     mgWords.drawGlossary($('glossary-section'), el);
@@ -625,6 +645,7 @@
     drawPatching();
     drawGraph();
     drawChain();
+    drawEdgeCircuit();
     drawRun();
     drawGlossary();
   }
@@ -668,6 +689,7 @@
   drawPatching();
   drawGraph();
   drawChain();
+  drawEdgeCircuit();
   drawRun();
   drawGlossary();
   document.body.dataset.readyMs = performance.now().toFixed(1);

@@ -11,7 +11,7 @@
 
 (function () {
   const { CELL, STRIP_ROW, drawStripRow, fixed, signed, headColour, symbolLabel, el, sizeCanvas, heatmapImage, signedColour,
-    runCharts, drawPatchingStreams, patchingLegend } = mgDraw;
+    runCharts, drawPatchingStreams, patchingLegend, edgeCircuitGraph } = mgDraw;
   const { t: words, kind, role, headName, serverError } = mgWords;
   const $ = (id) => document.getElementById(id);
   const DEBOUNCE_MS = 40;
@@ -650,6 +650,34 @@
     box.replaceChildren(table);
   }
 
+  // ---- the circuit of edges (/api/circuit), on request: the server takes up to a minute --------
+  let edgeCircuit = null;
+  function drawEdgeCircuit() {
+    const select = $('edge-circuit-kind');
+    if (!edgeCircuit) {
+      $('edge-circuit').replaceChildren();
+      select.disabled = true;
+      return;
+    }
+    if (!select.options.length) select.replaceChildren(...edgeCircuit.kinds.map((k) => el('option', { value: k.kind, text: k.kind })));
+    select.disabled = false;
+    const { svg, note } = edgeCircuitGraph(edgeCircuit, select.value, null);
+    $('edge-circuit').replaceChildren(svg);
+    $('edge-circuit-note').textContent = note;
+  }
+  async function findEdgeCircuit() {
+    $('edge-circuit-find').disabled = true;
+    $('edge-circuit-note').textContent = 'finding the circuit on the probe set…';
+    try {
+      edgeCircuit = await api('/api/circuit');
+      $('edge-circuit-kind').replaceChildren();
+      drawEdgeCircuit();
+    } catch (e) {
+      $('edge-circuit-note').textContent = e.message;
+    }
+    $('edge-circuit-find').disabled = false;
+  }
+
   // ---- start -------------------------------------------------------------------------------
   function drawModelLine() {
     if (info) $('model-line').textContent = words('liveModelLine', info.model, info.step, info.source, info.probe);
@@ -666,6 +694,9 @@
     drawStepLabel();
     if (info.run) drawChain();
     fillPickers();
+    edgeCircuit = null;  // another model: its circuit is found again on request
+    drawEdgeCircuit();
+    $('edge-circuit-find').disabled = !info.probe;
     roles = null;
     drawRoles();
     if (info.probe) api('/api/roles').then((r) => { roles = r; drawRoles(); }).catch((e) => statusError(e));
@@ -734,6 +765,8 @@
       state.inputAt = performance.now();
       recompute();
     });
+    $('edge-circuit-find').addEventListener('click', findEdgeCircuit);
+    $('edge-circuit-kind').addEventListener('change', drawEdgeCircuit);
   }
   // The model is there: the page's first text, the views, then readiness.
   async function startWithModel() {
