@@ -226,6 +226,16 @@ def check_languages(driver, page):
     check("L3.H1" in cells, "the cards lost the heads' names")
     legend = driver.find_element("id", "patching-legend").text
     check("恢复比例为负" in legend, f"the legend is not in Chinese: {legend!r}")
+    # The circuit of edges (--circuit) redrawn in Chinese: its title, kinds, note, legend and label.
+    check(driver.find_element("id", "edge-circuit-title").text == "完整回路：逐条边修补找出",
+          f"the circuit's title: {driver.find_element('id', 'edge-circuit-title').text!r}")
+    circuit_kinds = [o.text for o in Select(driver.find_element("id", "edge-circuit-kind")).options]
+    check("谁的 (who)" in circuit_kinds, f"the circuit's kinds: {circuit_kinds}")
+    circuit_note = driver.find_element("id", "edge-circuit-note").text
+    check("忠实度（faithfulness）" in circuit_note and "进入头的边" in circuit_note and "Edges into" not in circuit_note,
+          f"the circuit's note is not in Chinese: {circuit_note!r}")
+    label = driver.find_element("css selector", "#edge-circuit svg").get_attribute("aria-label")
+    check(label.endswith(" 的回路"), f"the circuit's label: {label!r}")
     driver.find_element("id", "glossary-link").click()
     check(driver.execute_script("return document.getElementById('glossary').open"), "the header's glossary link does not open it")
     glossary = driver.find_element("id", "glossary-table").text

@@ -13,7 +13,7 @@
   performance.mark('explorer-parsed');
   const L = data.model.n_layer, H = data.model.n_head, T = data.tokens.length;
   const { CELL, STRIP_ROW, drawStripRow, fixed, signed, headColour, el, sizeCanvas, heatmapImage, labelledHeatmap, signedColour,
-    svgEl, runCharts, drawPatchingStreams, patchingLegend, edgeCircuitGraph } = mgDraw;
+    svgEl, runCharts, drawPatchingStreams, patchingLegend, fillKinds, edgeCircuitGraph } = mgDraw;
   const { t: words, kind, role, headName } = mgWords;
   const $ = (id) => document.getElementById(id);
   const state = { layer: 0, query: T - 1, pinned: T - 1, head: { layer: 0, head: 0 }, tracePosition: T - 1 };
@@ -565,12 +565,7 @@
   // and ringed in the composition graph (the writer gold, the carrier orange).
   function drawChain() {
     const chain = circuit.chain, select = $('chain-kind');
-    if (!chain) {
-      $('chain-note').textContent = words('noChain');
-      select.disabled = true;
-      return;
-    }
-    const show = () => {
+    pickKind(select, chain, $('chain-note'), 'noChain', () => {
       const k = chain.kinds.find((x) => x.kind === select.value);
       for (const ring of document.querySelectorAll('#circuit-graph .chain-ring')) ring.remove();
       const ringHead = (name, colour, role) => {
@@ -596,10 +591,19 @@
       $('chain-note').textContent = text;
       $('chain-note').dataset.writer = k.writer || '';
       $('chain-note').dataset.carrier = k.carrier || '';
-    };
-    const chosen = select.value;
-    select.replaceChildren(...chain.kinds.map((k) => el('option', { value: k.kind, text: kind(k.kind) })));
-    if (chosen) select.value = chosen;
+    });
+  }
+
+  // SELECT's options, one per kind of RESULT's kinds in the page's language, the chosen one
+  // kept (a language switch redraws them); SHOW draws the chosen kind, now and on every
+  // change. No RESULT (no probe set): NOTE says NONE's words and SELECT is disabled.
+  function pickKind(select, result, note, none, show) {
+    if (!result) {
+      note.textContent = words(none);
+      select.disabled = true;
+      return;
+    }
+    fillKinds(select, result.kinds);
     select.onchange = show;
     show();
   }
@@ -607,21 +611,11 @@
   // The chosen kind's circuit of edges (inspect-heads --circuit), drawn as mgDraw draws it.
   function drawEdgeCircuit() {
     const c = circuit.edge_circuit, select = $('edge-circuit-kind');
-    if (!c) {
-      $('edge-circuit-note').textContent = 'no probe set: the circuit is found on its pairs (inspect-heads --html ... --probe FILE)';
-      select.disabled = true;
-      return;
-    }
-    const show = () => {
+    pickKind(select, c, $('edge-circuit-note'), 'noEdgeCircuit', () => {
       const { svg, note } = edgeCircuitGraph(c, select.value, chooseHead);
       $('edge-circuit').replaceChildren(svg);
       $('edge-circuit-note').textContent = note;
-    };
-    const chosen = select.value;
-    select.replaceChildren(...c.kinds.map((k) => el('option', { value: k.kind, text: kind(k.kind) })));
-    if (chosen) select.value = chosen;
-    select.onchange = show;
-    show();
+    });
   }
 
   // ---- the glossary and the language ---------------------------------------------------------

@@ -281,6 +281,14 @@ const mgDraw = (function () {
     return box;
   }
 
+  // SELECT's options, one per kind of KINDS ([{kind}], a chain's or a circuit's), in the
+  // page's language, the one chosen kept (a language switch fills them again).
+  function fillKinds(select, kinds) {
+    const chosen = select.value;
+    select.replaceChildren(...kinds.map((k) => el('option', { value: k.kind, text: mgWords.kind(k.kind) })));
+    if (chosen) select.value = chosen;
+  }
+
   // inspect-heads --circuit's circuit of one kind as a graph (the explorer and the live page):
   // the embeddings on the left, a column per layer for its heads and one for its MLP, the
   // logits on the right; each kept edge from its sender to its receiver, entering a head
@@ -297,7 +305,7 @@ const mgDraw = (function () {
       : head >= 0 ? [30 + gapX * (1 + 2 * layer), 24 + gapY * head] : [30 + gapX * (2 + 2 * layer), 24 + gapY * H]);
     const COLOUR = { q: '#1f77b4', k: '#2ca02c', v: '#d62728', mlp: '#7f7f7f', logits: '#000000' };
     const PORT = { q: -6, k: 0, v: 6, mlp: 0, logits: 0 };
-    const svg = svgEl('svg', { class: 'edge-circuit', width: W, height: Hh, role: 'img', 'aria-label': `circuit of ${k.kind}` });
+    const svg = svgEl('svg', { class: 'edge-circuit', width: W, height: Hh, role: 'img', 'aria-label': t('edgeCircuitLabel', mgWords.kind(k.kind)) });
     const kept = k.edges.filter((e) => e.kept);
     const scale = Math.max(1e-9, ...kept.map((e) => Math.abs(e.own)));
     const sender = new Map(senders.map((s) => [s.name, s])), receiver = new Map(receivers.map((r) => [r.name, r]));
@@ -310,7 +318,7 @@ const mgDraw = (function () {
       const path = svgEl('path', { class: 'circuit-edge', d: `M${x1 + 10},${y1} Q${(x1 + x2) / 2},${(y1 + y2) / 2 + bend} ${x2 - 10},${y2}`,
         fill: 'none', stroke: COLOUR[r.input], 'stroke-opacity': 0.75, 'stroke-width': 0.8 + (7 * Math.abs(e.own)) / scale,
         'data-sender': e.sender, 'data-receiver': e.receiver, 'data-own': e.own });
-      path.append(svgEl('title', {}, `${e.sender} → ${e.receiver}: own effect ${signed(e.own, 3)}, exact ${signed(e.exact, 3)}, EAP ${signed(e.eap, 3)}`));
+      path.append(svgEl('title', {}, t('edgeCircuitEdge', e.sender, e.receiver, signed(e.own, 3), signed(e.exact, 3), signed(e.eap, 3))));
       svg.append(path);
     }
     const node = (name, x, y, colour, head) => {
@@ -324,12 +332,11 @@ const mgDraw = (function () {
     node('logits', ...place(-1, -2), '#000');
     for (const s of senders)
       if (s.layer >= 0) node(s.name, ...place(s.layer, s.head), s.head >= 0 ? headColour(s.head) : '#7f7f7f', s.head >= 0 ? [s.layer, s.head] : null);
-    const note = `${k.kind}: ${k.kept} of ${circuit.graph.edges} edges at threshold ${circuit.threshold}, faithfulness ${fixed(k.faithfulness, 3)}, ` +
-      `incompleteness ${fixed(k.incompleteness, 3)}, EAP against exact: Spearman ${fixed(k.eap_spearman, 2)}, Kendall ${fixed(k.eap_kendall, 2)}. ` +
-      'Edges into a head: q above its centre (blue), k at it (green), v below (red); into an MLP grey, the logits black; width by the edge\'s own effect.';
+    const note = t('edgeCircuitNote', mgWords.kind(k.kind), k.kept, circuit.graph.edges, circuit.threshold, fixed(k.faithfulness, 3),
+      fixed(k.incompleteness, 3), fixed(k.eap_spearman, 2), fixed(k.eap_kendall, 2)) + t('edgeCircuitLegend');
     return { svg, note };
   }
 
   return { CELL, STRIP_ROW, PALETTE, drawStripRow, fixed, signed, headColour, symbolLabel, el, sizeCanvas, blues, heatmapImage,
-    labelledHeatmap, signedColour, svgEl, extent, chart, roleSeries, runCharts, drawPatchingStreams, patchingLegend, edgeCircuitGraph };
+    labelledHeatmap, signedColour, svgEl, extent, chart, roleSeries, runCharts, drawPatchingStreams, patchingLegend, fillKinds, edgeCircuitGraph };
 }());

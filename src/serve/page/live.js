@@ -11,7 +11,7 @@
 
 (function () {
   const { CELL, STRIP_ROW, drawStripRow, fixed, signed, headColour, symbolLabel, el, sizeCanvas, heatmapImage, signedColour,
-    runCharts, drawPatchingStreams, patchingLegend, edgeCircuitGraph } = mgDraw;
+    runCharts, drawPatchingStreams, patchingLegend, fillKinds, edgeCircuitGraph } = mgDraw;
   const { t: words, kind, role, headName, serverError } = mgWords;
   const $ = (id) => document.getElementById(id);
   const DEBOUNCE_MS = 40;
@@ -652,29 +652,36 @@
 
   // ---- the circuit of edges (/api/circuit), on request: the server takes up to a minute --------
   let edgeCircuit = null;
+  let edgeCircuitSays = () => words('liveEdgeCircuitHint');  // the note while none is drawn
   function drawEdgeCircuit() {
     const select = $('edge-circuit-kind');
     if (!edgeCircuit) {
       $('edge-circuit').replaceChildren();
+      $('edge-circuit-note').textContent = edgeCircuitSays();
       select.disabled = true;
       return;
     }
-    if (!select.options.length) select.replaceChildren(...edgeCircuit.kinds.map((k) => el('option', { value: k.kind, text: k.kind })));
+    fillKinds(select, edgeCircuit.kinds);
     select.disabled = false;
     const { svg, note } = edgeCircuitGraph(edgeCircuit, select.value, null);
     $('edge-circuit').replaceChildren(svg);
     $('edge-circuit-note').textContent = note;
   }
   async function findEdgeCircuit() {
+    const model = info;
     $('edge-circuit-find').disabled = true;
-    $('edge-circuit-note').textContent = 'finding the circuit on the probe set…';
+    edgeCircuit = null;
+    edgeCircuitSays = () => words('edgeCircuitFinding');
+    drawEdgeCircuit();
     try {
-      edgeCircuit = await api('/api/circuit');
-      $('edge-circuit-kind').replaceChildren();
-      drawEdgeCircuit();
+      const found = await api('/api/circuit');
+      if (info !== model) return;  // another model since: its circuit is found on request
+      edgeCircuit = found;
     } catch (e) {
-      $('edge-circuit-note').textContent = e.message;
+      if (info !== model) return;
+      edgeCircuitSays = () => serverError(e);
     }
+    drawEdgeCircuit();
     $('edge-circuit-find').disabled = false;
   }
 
@@ -695,6 +702,7 @@
     if (info.run) drawChain();
     fillPickers();
     edgeCircuit = null;  // another model: its circuit is found again on request
+    edgeCircuitSays = () => words('liveEdgeCircuitHint');
     drawEdgeCircuit();
     $('edge-circuit-find').disabled = !info.probe;
     roles = null;
@@ -714,6 +722,7 @@
       drawRoles();
       drawStepLabel();
       if (info.run) drawChain();  // its table's words (the chain is computed once per model)
+      drawEdgeCircuit();  // its labels and note (the circuit is kept as found)
       const problem = textProblem(Array.from($('text').value));
       if (problem) {
         $('oov-line').textContent = problem;
