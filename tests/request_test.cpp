@@ -151,6 +151,9 @@ TEST(Request, AModeThroughTheTableIsTheTechniqueWrittenByReport) {
             "--score-split \"x\" is not a head: L3.H1 or 3.1 (layer and head, two non-negative integers)");
   InspectRequest no_text = parse_inspect_request({{"checkpoint", fixture()}, {"score_split", "1.0"}});
   EXPECT_EQ(refusal([&] { run_inspect_mode(split, no_text); }, Spelling::command_line), "--score-split needs --text TEXT");
+  InspectRequest past = parse_inspect_request({{"checkpoint", fixture()}, {"score_split", "9.0"}, {"text", "小丁"}});
+  EXPECT_EQ(refusal([&] { run_inspect_mode(split, past); }, Spelling::query),
+            "score_split layer 9 is out of range: the model has 2 layers, valid 0..1");
   const InspectRequest json = parse_inspect_request(
       {{"checkpoint", fixture()}, {"score_split", "L1.H0"}, {"text", "小丁拿着红色的苹果"}, {"format", "json"}});
   EXPECT_EQ(run_inspect_mode(split, json).text,

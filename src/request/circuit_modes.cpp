@@ -122,6 +122,7 @@ void check_score_split(const InspectRequest& r) {
 
 ScoreSplit compute_score_split(const InspectRequest& r, const Subject& s) {
   const auto [layer, head] = parse_head_name(*r.score_split, "score_split");
+  check_head_in_model(s.model->config(), layer, head, "score_split");  // named as given, not as --layer
   return split_scores(*s.model, *s.vocab, argument_text("text", *r.text), "text", layer, head, r.position);
 }
 
