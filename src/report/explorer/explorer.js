@@ -636,6 +636,11 @@
     drawReadout();
     drawAttribution();
     chooseHead(state.head.layer, state.head.head);
+    drawCircuitAndRun();
+  }
+  // The sections below the head, each from the page's data: patching, the composition graph,
+  // the chain, the circuit of edges, the run, the glossary (at the start and after a switch).
+  function drawCircuitAndRun() {
     drawPatching();
     drawGraph();
     drawChain();
@@ -680,12 +685,7 @@
   $('layer-select').value = String(first.layer);
   setQuery(T - 1, true);
   chooseHead(first.layer, first.head);
-  drawPatching();
-  drawGraph();
-  drawChain();
-  drawEdgeCircuit();
-  drawRun();
-  drawGlossary();
+  drawCircuitAndRun();
   document.body.dataset.readyMs = performance.now().toFixed(1);
   performance.mark('explorer-ready');
   document.body.dataset.ready = '1';
