@@ -270,6 +270,7 @@ std::string explorer_html(const json& data) {
   page = fill(std::move(page), "/*@EXPLORER_CSS@*/", explorer_assets::kCss);
   page = fill(std::move(page), "/*@PAGE_JS@*/", std::string(shared_page_js()));
   page = fill(std::move(page), "/*@EXPLORER_JS@*/", explorer_assets::kJs);
+  page = fill(std::move(page), "<!--@REPLAY_TRACK@-->", explorer_assets::kReplayHtml);
   return fill(std::move(page), "@EXPLORER_DATA@", escaped);
 }
 
@@ -279,6 +280,7 @@ std::string_view shared_page_js() {
   return js;
 }
 std::string_view shared_page_css() { return explorer_assets::kPageCss; }
+std::string_view shared_replay_html() { return explorer_assets::kReplayHtml; }
 
 std::string explorer_written_line(const std::string& path, size_t page_bytes, const json& data,
                                   const std::string& probe_name) {

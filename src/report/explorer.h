@@ -70,6 +70,9 @@ std::string explorer_html(const nlohmann::ordered_json& data);
 // page (src/report/page/words.js then draw.js, and page.css), for the server to put into its own.
 std::string_view shared_page_js();
 std::string_view shared_page_css();
+// The step slider's markup (page/replay.html: the slider, its marks, the curves, the events),
+// for the page's <!--@REPLAY_TRACK@--> marker.
+std::string_view shared_replay_html();
 
 // The line inspect-heads --html prints once the page of DATA (PAGE_BYTES long) is written
 // to PATH: its size, the model, the text, the traced positions and the probe set
