@@ -25,7 +25,6 @@ Prints the page's size, and the size per kept evaluation.
 Usage: explorer_replay_browser_test.py MINI_GPT_BINARY SOURCE_DIR
 """
 import contextlib
-import json
 import os
 import shutil
 import subprocess
@@ -34,19 +33,10 @@ import tempfile
 
 import test_checks
 from test_checks import attribution_gap, check, check_console, fail, require_browser, start_browser
-from test_checks import inspect_json as cli_json, weights_shown
+from test_checks import check_event_marks, give_known_accuracy, inspect_json as cli_json, move_slider, train_tiny_run, weights_shown
 
 TEXT = "灰鞋子是谁的？灰鞋子是小"  # within tiny.json's block_size of 16
 STEP = 20
-
-
-def train(binary, source, out):
-    args = [binary, "train", "--config", os.path.join(source, "configs", "tiny.json"), "--max-steps", "60",
-            "--threads", "1", "--out", out, "--set", "train.eval_interval=10",
-            "--set", "train.freeze_block0_qk_to_step=30"]
-    r = subprocess.run(args, capture_output=True, text=True, cwd=source)
-    if r.returncode != 0:
-        fail(f"training {out} failed ({r.returncode}): {r.stderr.strip()}")
 
 
 def wait(driver, what, condition, timeout=30):
@@ -55,12 +45,6 @@ def wait(driver, what, condition, timeout=30):
         WebDriverWait(driver, timeout, poll_frequency=0.05).until(condition)
     except Exception:
         fail(f"{what}: not seen within {timeout} s; console {driver.get_log('browser')}")
-
-
-def move_slider(driver, index):
-    slider = driver.find_element("id", "step-slider")
-    driver.execute_script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'))",
-                          slider, str(index))
 
 
 def shown_step(driver):
@@ -89,18 +73,9 @@ def main():
     with contextlib.ExitStack() as cleanup:
         cleanup.callback(shutil.rmtree, work, ignore_errors=True)
         run = os.path.join(work, "run")
-        train(binary, source, run)
-        kept = sorted(int(n[5:12]) for n in os.listdir(os.path.join(run, "evals")) if n.startswith("step_"))
-        check(kept == [10, 20, 30, 40, 50, 60], f"the run kept {kept}")
-        known = {10: 0.1, 20: 0.2, 30: 0.6, 40: 0.7, 50: 0.96, 60: 0.97}
-        metrics = os.path.join(run, "metrics.jsonl")
-        lines = [json.loads(line) for line in open(metrics, encoding="utf-8")]
-        for line in lines:
-            if "val_loss" in line:
-                line["probe_accuracy_by_kind"] = {"who": known[line["step"]]}
-                line.pop("probe_accuracy_by_tag", None)
-        with open(metrics, "w", encoding="utf-8") as f:
-            f.writelines(json.dumps(line) + "\n" for line in lines)
+        train_tiny_run(binary, source, run, "train.freeze_block0_qk_to_step=30")
+        kept = sorted(test_checks.KNOWN_WHO_ACCURACY)
+        give_known_accuracy(run)
         probe = os.path.join(source, "data", "probe.jsonl")
         latest = os.path.join(run, "latest.safetensors")
         page = os.path.join(work, "replay.html")
@@ -193,20 +168,11 @@ def main():
               f"evals/step_{STEP:07d}; {chain_said}; the weights moved by up to {moved:.4f} from the page's model")
 
         # 3. The events under the slider, against --timeline.
-        marks = driver.find_elements("css selector", "#event-marks .mark")
-        shown = [(int(m.get_attribute("data-step")), m.get_attribute("data-type"), int(m.get_attribute("data-index")))
-                 for m in marks]
-        wanted = [(e["step"], e["type"], next((i for i, s in enumerate(kept) if s >= e["step"]), len(kept) - 1))
-                  for e in timeline]
-        check(shown == wanted, f"the slider's marks {shown} are not --timeline's {wanted}")
-        for step, kind, subject in [(30, "accuracy", "who"), (30, "schedule", "train.freeze_block0_qk_to_step"),
-                                    (50, "accuracy", "who")]:
-            check(any(e["step"] == step and e["type"] == kind and e["subject"] == subject for e in timeline) and
-                  (step, kind, kept.index(step)) in shown, f"the known event {kind} {subject} at {step} is not marked there")
+        shown = check_event_marks(driver, timeline, kept)
         width = driver.execute_script("return document.getElementById('step-slider').getBoundingClientRect().width")
         curves = driver.execute_script("return document.getElementById('step-curves').getBoundingClientRect().width")
         check(abs(width - curves) < 0.5, f"the curves ({curves} px) are not as wide as the slider ({width} px)")
-        for m, (_, _, index) in zip(marks, shown):
+        for m, (_, _, index) in zip(driver.find_elements("css selector", "#event-marks .mark"), shown):
             x = float(m.get_attribute("style").split("left:")[1].split("px")[0])
             check(abs(x - (8 + index * (width - 16) / (len(kept) - 1))) < 0.5, f"mark at x {x} is not evaluation {index}'s")
         items = driver.find_elements("css selector", "#event-list li")
