@@ -133,7 +133,10 @@ def report(args, heads, run_dir, train_output):
     print(f"  parameters         {parameter_count(best):,} (attention: 4D^2 = {4 * D * D:,} per layer at any head count)")
     print(f"  attention memory   {attention:,} projected_weights per text of {T} ({L} x {heads} x {T} x {T}), "
           f"{attention * 4 * batch / 1e6:.1f} MB per batch of {batch} in float32")
-    print(f"  training time      {last.get('elapsed_s', 0):.1f} s")
+    resumed = re.search(r"trained \d+ steps \(from step (\d+) to (\d+)\)", train_output or "")
+    # metrics.jsonl's elapsed_s counts one process: a resumed run's covers its last part only.
+    part = f" (steps {resumed.group(1)} to {resumed.group(2)} only: the run was resumed)" if resumed else ""
+    print(f"  training time      {last.get('elapsed_s', 0):.1f} s{part}")
     print(f"  probe accuracy     {evaluation.get('probe_accuracy', float('nan')):.3f}")
     for key in sorted(k for k in evaluation if k.startswith("probe_accuracy_by_")):
         breakdown = evaluation[key]

@@ -120,6 +120,8 @@ TEST_F(CliTest, AFreshRunRefusesToOverwriteAnotherRunsDirectory) {
   auto resumed = run_mini_gpt({"train", "--config", config, "--out", out, "--resume", out + "/latest.safetensors",
                                "--max-steps", "4"}, dir_);
   EXPECT_EQ(resumed.status, 0) << resumed.err;
+  // The summary counts the steps this process trained, so its time and tokens/s read right.
+  EXPECT_NE(resumed.out.find("trained 2 steps (from step 2 to 4) in "), std::string::npos) << resumed.out;
 }
 
 TEST_F(CliTest, DivergingRunStopsWithExitOneAndKeepsTheLastGoodCheckpoint) {

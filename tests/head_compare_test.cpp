@@ -2,7 +2,8 @@
 // on known patterns, and a model matched against a copy whose two heads of layer 0 trade
 // places (same function, heads renumbered): the matching finds the swap; and one head against
 // two: a one-head model built to read as head 1 of a two-head model is matched to it, the
-// other head left unmatched with its nearest.
+// other head left unmatched with its nearest; and the printed table keeps its columns when a
+// role is longer than the column's usual width.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +12,7 @@
 #include "data/vocab.h"
 #include "interp/compare.h"
 #include "model_support.h"
+#include "report/compare_format.h"
 
 namespace mg {
 namespace {
@@ -107,6 +109,40 @@ TEST(HeadCompare, OneHeadAgainstTwoMatchesTheHeadItCopies) {
   ASSERT_EQ(back.unmatched.size(), 1u);
   EXPECT_EQ(back.unmatched[0].model, 'a');
   EXPECT_EQ(back.unmatched[0].head, 0);
+}
+
+TEST(HeadCompare, TheTableKeepsItsColumnsForALongRole) {
+  ComparisonReport r;
+  r.a = "a.safetensors";
+  r.b = "b.safetensors";
+  r.texts = "the --text";
+  r.matching.layers_a = 2, r.matching.heads_a = 1, r.matching.layers_b = 1, r.matching.heads_b = 2;
+  r.matching.matches = {{0, 0, 0, 1, 0.1, 0.955}, {1, 0, 0, 0, 0.3, 0.572}};
+  const std::string long_role = "writer(colour)+carrier(colour,what)";  // 35 symbols: over the usual 30
+  r.roles_a.heads.resize(2);
+  r.roles_a.heads[0].role = "mixed";
+  r.roles_a.heads[1].layer = 1;
+  r.roles_a.heads[1].role = long_role;
+  r.roles_b.heads.resize(2);
+  r.roles_b.heads[0].role = "writer";
+  r.roles_b.heads[1].head = 1;
+  r.roles_b.heads[1].role = "carrier(colour,what)";
+  const std::string table = format_comparison(r);
+  // Every row's similarity starts where the header's does; B's head column too.
+  std::vector<std::string> rows;
+  for (size_t at = table.find("  A "); at < table.size();) {
+    const size_t end = table.find('\n', at);
+    rows.push_back(table.substr(at, end - at));
+    if (rows.size() == 3) break;
+    at = end + 1;
+  }
+  ASSERT_EQ(rows.size(), 3u) << table;
+  const size_t similarity = rows[0].find("similarity"), b_column = rows[0].find("B ");
+  EXPECT_EQ(rows[1].find("0.955"), similarity) << table;
+  EXPECT_EQ(rows[2].find("0.572"), similarity) << table;
+  EXPECT_EQ(rows[1].find("L0.H1"), b_column) << table;
+  EXPECT_EQ(rows[2].find("L0.H0"), b_column) << table;
+  EXPECT_NE(rows[2].find(long_role + "  L0.H0"), std::string::npos) << table;
 }
 
 }  // namespace

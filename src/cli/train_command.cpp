@@ -112,6 +112,8 @@ class ProgressPrinter {
   void finish() {
     if (live_) std::fprintf(stderr, "\n");
   }
+  // The step this process started after: 0 for a new run, the checkpoint's step for a resumed one.
+  int64_t first_step() const { return first_step_ < 0 ? 0 : first_step_; }
 
  private:
   bool live_;
@@ -287,8 +289,14 @@ Run add_train_command(CLI::App& app) {
                    static_cast<long long>(result.step), (result.run_dir / "latest.safetensors").c_str());
       return interrupted_status;
     }
-    std::printf("trained %lld steps in %s (%.0f tokens/s)\n", static_cast<long long>(result.step),
-                format_duration(result.elapsed_s).c_str(), result.tokens_per_s);
+    // A resumed run says which steps this process trained: the time and tokens/s are theirs alone.
+    if (printer.first_step() > 0)
+      std::printf("trained %lld steps (from step %lld to %lld) in %s (%.0f tokens/s)\n",
+                  static_cast<long long>(result.step - printer.first_step()), static_cast<long long>(printer.first_step()),
+                  static_cast<long long>(result.step), format_duration(result.elapsed_s).c_str(), result.tokens_per_s);
+    else
+      std::printf("trained %lld steps in %s (%.0f tokens/s)\n", static_cast<long long>(result.step),
+                  format_duration(result.elapsed_s).c_str(), result.tokens_per_s);
     auto print_val = [&floor](const char* what, double loss) {
       if (floor.has_value())
         std::printf("%s val loss %.4f (floor %.4f, +%.4f)\n", what, loss, floor.value(), loss - floor.value());

@@ -1,7 +1,7 @@
 // The --compare table and JSON (report/compare_format.h).
 #include "report/compare_format.h"
 
-#include <cstdio>
+#include <algorithm>
 
 #include "report/text.h"
 
@@ -39,17 +39,18 @@ nlohmann::ordered_json comparison_json(const ComparisonReport& r) {
 }
 
 std::string format_comparison(const ComparisonReport& r) {
+  // The role columns are as wide as their longest role (at least 30), so a long one keeps the columns.
+  int role_width = 30;
+  for (const RoleReport* roles : {&r.roles_a, &r.roles_b})
+    for (const auto& h : roles->heads) role_width = std::max(role_width, static_cast<int>(h.role.size()));
   std::string out = "heads of A (" + r.a + ") matched to heads of B (" + r.b +
                     ")\nby their attention patterns on " + r.texts +
-                    ": least total Jensen-Shannon divergence (Hungarian); similarity = 1 - JSD / ln 2\n\n"
-                    "  A       role in A                       B       role in B                       similarity\n";
-  for (const HeadMatch& m : r.matching.matches) {
-    char line[256];
-    std::snprintf(line, sizeof line, "  %-6s  %-30s  %-6s  %-30s  %.3f\n", head_name(m.layer_a, m.head_a).c_str(),
-                  role_of(r.roles_a, m.layer_a, m.head_a).c_str(), head_name(m.layer_b, m.head_b).c_str(),
+                    ": least total Jensen-Shannon divergence (Hungarian); similarity = 1 - JSD / ln 2\n\n" +
+                    format("  %-6s  %-*s  %-6s  %-*s  similarity\n", "A", role_width, "role in A", "B", role_width, "role in B");
+  for (const HeadMatch& m : r.matching.matches)
+    out += format("  %-6s  %-*s  %-6s  %-*s  %.3f\n", head_name(m.layer_a, m.head_a).c_str(), role_width,
+                  role_of(r.roles_a, m.layer_a, m.head_a).c_str(), head_name(m.layer_b, m.head_b).c_str(), role_width,
                   role_of(r.roles_b, m.layer_b, m.head_b).c_str(), m.similarity);
-    out += line;
-  }
   const HeadComparison& c = r.matching;
   if (c.layers_a * c.heads_a != c.layers_b * c.heads_b) {
     auto heads = [](int64_t layers, int64_t per_layer) {
@@ -60,11 +61,9 @@ std::string format_comparison(const ComparisonReport& r) {
            ": these heads have no partner; nearest, the head of the other model whose patterns are most alike\n";
     for (const UnmatchedHead& u : c.unmatched) {
       const RoleReport& own = u.model == 'a' ? r.roles_a : r.roles_b;
-      char line[256];
-      std::snprintf(line, sizeof line, "  %c %-6s  %-30s  nearest %c %-6s  similarity %.3f\n", u.model == 'a' ? 'A' : 'B',
-                    head_name(u.layer, u.head).c_str(), role_of(own, u.layer, u.head).c_str(), u.model == 'a' ? 'B' : 'A',
-                    head_name(u.nearest_layer, u.nearest_head).c_str(), u.similarity);
-      out += line;
+      out += format("  %c %-6s  %-*s  nearest %c %-6s  similarity %.3f\n", u.model == 'a' ? 'A' : 'B',
+                    head_name(u.layer, u.head).c_str(), role_width, role_of(own, u.layer, u.head).c_str(),
+                    u.model == 'a' ? 'B' : 'A', head_name(u.nearest_layer, u.nearest_head).c_str(), u.similarity);
     }
   }
   return out;
