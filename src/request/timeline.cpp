@@ -53,10 +53,6 @@ std::vector<FormationEvent> run_timeline(const std::filesystem::path& run_dir, c
   return events;
 }
 
-}  // namespace mg
-
-namespace mg {
-
 ExplorerReplay explorer_replay(const std::filesystem::path& run_dir, std::u32string_view text,
                                const std::optional<std::string>& probe, const std::vector<int64_t>& positions) {
   namespace fs = std::filesystem;
