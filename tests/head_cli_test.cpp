@@ -382,7 +382,7 @@ TEST_F(HeadCliTest, EveryOptionOutsideItsModeIsRefused) {
       {"--checkpoint", {ckpt()}}, {"--config", {"x.json"}}, {"--seed", {"1"}}, {"--text", {"小丁"}},
       {"--layer", {"0"}}, {"--head", {"0"}}, {"--format", {"json"}}, {"--position", {"0"}}, {"--weights", {}},
       {"--svg", {svg}}, {"--trace", {"0.0"}}, {"--roles", {}}, {"--probe", {probe()}}, {"--text-file", {probe()}},
-      {"--mean-ablation", {}}, {"--circuits", {}}, {"--compare", {ckpt(), ckpt()}},
+      {"--mean-ablation", {}}, {"--replay", {}}, {"--circuits", {}}, {"--compare", {ckpt(), ckpt()}},
       {"--html", {(dir_ / "p.html").string()}}, {"--run", {dir_.string()}}, {"--top", {"3"}},
       {"--attribution", {}}, {"--logit-lens", {}}, {"--composition", {}}, {"--patch", {}}, {"--answer", {"丁"}},
       {"--against", {"小"}}, {"--clean", {"小丁"}}, {"--corrupt", {"丁小"}}, {"--swap", {"key"}}, {"--explain", {}}, {"--timeline", {}},

@@ -237,6 +237,19 @@ TEST_F(HeadHtmlTest, CommandWritesThePageAndRefusesBadTargets) {
   expect_refused(with({"--html", (dir_ / "p.html").string(), "--run", (dir_ / "nothing").string()}), 2, "not a run directory");
   expect_refused(with({"--html", (dir_ / "p.html").string(), "--run", dir_.string()}), 2, "holds no metrics.jsonl");
   expect_refused(with({"--html", (dir_ / "p.html").string(), "--position", "16"}), 2, "--position 16 is out of range");
+  // --replay (issue 57's step slider): a run with kept evaluation models, and nothing else.
+  const std::filesystem::path no_evals = dir_ / "no_evals";
+  std::filesystem::create_directories(no_evals / "evals");  // the folder, but no model in it
+  std::ofstream(no_evals / "metrics.jsonl") << "{\"step\":0,\"loss\":4.0}\n";
+  expect_refused(with({"--replay"}), 2, "--replay is not used by the default view (--replay goes with --html)");
+  expect_refused(with({"--html", (dir_ / "p.html").string(), "--replay"}), 2, "--replay needs --run DIR");
+  expect_refused(with({"--html", (dir_ / "p.html").string(), "--run", (dir_ / "nothing").string(), "--replay"}), 2,
+                 "--run " + (dir_ / "nothing").string() + " is not a run directory");
+  expect_refused(with({"--html", (dir_ / "p.html").string(), "--run", no_evals.string(), "--replay"}), 2,
+                 "--replay: " + no_evals.string() + " holds no kept evaluation models");
+  std::filesystem::remove(no_evals / "evals");
+  expect_refused(with({"--html", (dir_ / "p.html").string(), "--run", no_evals.string(), "--replay"}), 2,
+                 "holds no kept evaluation models (" + (no_evals / "evals").string() + "/step_NNNNNNN.safetensors");
   EXPECT_FALSE(std::filesystem::exists(dir_ / "p.html"));
 }
 

@@ -18,12 +18,10 @@ Two tiny runs (configs/tiny.json, 60 steps, an evaluation every 10; the first wi
   5. no error in the browser console.
 Usage: replay_browser_test.py MINI_GPT_BINARY SOURCE_DIR
 """
-import json
 import os
 import contextlib
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 
@@ -31,21 +29,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import serve_common  # noqa: E402
 import test_checks  # noqa: E402
 from test_checks import attribution_gap, check, check_console, fail, require_browser, start_browser  # noqa: E402
+from test_checks import check_event_marks, give_known_accuracy, move_slider, train_tiny_run  # noqa: E402
 from test_checks import inspect_json as cli_json, weights_shown  # noqa: E402
 
 TEXT = "灰鞋子是谁的？灰鞋子是小"  # within tiny.json's block_size of 16
 STEP = 20
-
-
-def train(binary, source, out, *sets):
-    args = [binary, "train", "--config", os.path.join(source, "configs", "tiny.json"), "--max-steps", "60",
-            "--threads", "1", "--out", out, "--set", "train.eval_interval=10"]
-    for s in sets:
-        args += ["--set", s]
-    r = subprocess.run(args, capture_output=True, text=True, cwd=source)
-    if r.returncode != 0:
-        fail(f"training {out} failed ({r.returncode}): {r.stderr.strip()}")
-    return r.stdout
 
 
 def model_step(driver):
@@ -61,12 +49,6 @@ def wait(driver, what, condition, timeout=60):
              f"console {driver.get_log('browser')}")
 
 
-def move_slider(driver, index):
-    slider = driver.find_element("id", "step-slider")
-    driver.execute_script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'))",
-                          slider, str(index))
-
-
 def main():
     binary, source = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     require_browser()
@@ -75,25 +57,16 @@ def main():
     with contextlib.ExitStack() as cleanup:
         cleanup.callback(shutil.rmtree, work, ignore_errors=True)
         run_a, run_b = os.path.join(work, "a"), os.path.join(work, "b")
-        printed = train(binary, source, run_a, "train.freeze_block0_qk_to_step=30")
+        printed = train_tiny_run(binary, source, run_a, "train.freeze_block0_qk_to_step=30")
         check("formation events of" in printed and "train.freeze_block0_qk_to_step" in printed,
               f"train printed no formation events: {printed[-600:]}")
         # train's end leaves the chains to --timeline (one --explain per kept model) and says so.
         check("chain before" not in printed and f"inspect-heads --timeline --run {run_a}" in printed,
               f"train's end should name --timeline for the chains, not find them: {printed[-600:]}")
-        train(binary, source, run_b, "model.n_head=1", "train.seed=8")
-        kept = sorted(int(n[5:12]) for n in os.listdir(os.path.join(run_a, "evals")) if n.startswith("step_"))
-        check(kept == [10, 20, 30, 40, 50, 60], f"run A kept {kept}")
+        train_tiny_run(binary, source, run_b, "model.n_head=1", "train.seed=8")
+        kept = sorted(test_checks.KNOWN_WHO_ACCURACY)
         # A known accuracy series for who (the tiny run's own is near 0): its crossings are known.
-        known = {10: 0.1, 20: 0.2, 30: 0.6, 40: 0.7, 50: 0.96, 60: 0.97}
-        metrics = os.path.join(run_a, "metrics.jsonl")
-        lines = [json.loads(line) for line in open(metrics, encoding="utf-8")]
-        for line in lines:
-            if "val_loss" in line:
-                line["probe_accuracy_by_kind"] = {"who": known[line["step"]]}
-                line.pop("probe_accuracy_by_tag", None)
-        with open(metrics, "w", encoding="utf-8") as f:
-            f.writelines(json.dumps(line) + "\n" for line in lines)
+        give_known_accuracy(run_a)
         probe = os.path.join(source, "data", "probe.jsonl")
         served = serve_common.Served(binary, "--run", run_a, "--run", run_b, "--probe", probe, "--text", TEXT)
         cleanup.callback(served.stop, signal.SIGTERM)
@@ -151,16 +124,7 @@ def main():
 
         # 3. The events on the slider, against --timeline.
         timeline = cli_json(binary, "--timeline", "--run", run_a)["events"]
-        marks = driver.find_elements("css selector", "#event-marks .mark")
-        shown = [(int(m.get_attribute("data-step")), m.get_attribute("data-type"), int(m.get_attribute("data-index")))
-                 for m in marks]
-        wanted = [(e["step"], e["type"], next((i for i, s in enumerate(kept) if s >= e["step"]), len(kept) - 1))
-                  for e in timeline]
-        check(shown == wanted, f"the slider's marks {shown} are not --timeline's {wanted}")
-        for step, kind, subject in [(30, "accuracy", "who"), (30, "schedule", "train.freeze_block0_qk_to_step"),
-                                    (50, "accuracy", "who")]:
-            check(any(e["step"] == step and e["type"] == kind and e["subject"] == subject for e in timeline) and
-                  (step, kind, kept.index(step)) in shown, f"the known event {kind} {subject} at {step} is not marked there")
+        shown = check_event_marks(driver, timeline, kept)
         items = driver.find_elements("css selector", "#event-list li")
         check(len(items) == len(timeline) and all(e["headline"] in li.get_attribute("textContent")
                                                   for e, li in zip(timeline, items)),

@@ -17,7 +17,9 @@
 #include "interp/qk_ov.h"
 #include "interp/roles.h"
 #include "interp/trace.h"
+#include "interp/next_symbol.h"
 #include "report/explorer_circuits.h"
+#include "report/explorer_replay.h"
 #include "report/run_curves.h"
 #include "report/patterns_format.h"
 #include "report/roles_format.h"
@@ -71,6 +73,14 @@ std::string weights_base64(const std::vector<float>& weights) {
   return base64(bytes);
 }
 
+std::string lower_triangle_base64(const HeadInspection& h, int64_t T) {
+  std::vector<float> lower;
+  lower.reserve(static_cast<size_t>(T * (T + 1) / 2));
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t s = 0; s <= t; ++s) lower.push_back(h.weight(t, s, T));
+  return weights_base64(lower);
+}
+
 namespace {
 
 // A table for drawing: each entry as a signed byte, round(127 x / max|x|); the page
@@ -85,15 +95,6 @@ json int8_table(const std::vector<double>& table) {
 }
 
 json optional_number(const std::optional<double>& v) { return v ? json(round9(*v)) : json(nullptr); }
-
-// Row t of [T,T] holds keys 0..t: the lower triangle, T(T+1)/2 numbers.
-std::string lower_triangle_base64(const HeadInspection& h, int64_t T) {
-  std::vector<float> lower;
-  lower.reserve(static_cast<size_t>(T * (T + 1) / 2));
-  for (int64_t t = 0; t < T; ++t)
-    for (int64_t s = 0; s <= t; ++s) lower.push_back(h.weight(t, s, T));
-  return weights_base64(lower);
-}
 
 json pairs_json(const std::vector<SymbolPair>& pairs) {
   json out = json::array();
@@ -224,19 +225,11 @@ json explorer_data(const Gpt& model, const Vocab& vocab, std::u32string_view tex
   out["loss"] = optional_number(inspection.loss);
 
   json heads = json::array();
-  for (const HeadInspection& h : inspection.heads) {
-    const HeadSummary& s = h.summary;
+  for (const HeadInspection& h : inspection.heads)
     heads.push_back({{"layer", h.layer},
                      {"head", h.head},
                      {"weights", lower_triangle_base64(h, T)},
-                     {"summary",
-                      {{"mean_entropy", round9(s.mean_entropy)},
-                       {"top_offset", s.top_offset},
-                       {"top_offset_share", round9(s.top_offset_share)},
-                       {"first_share", optional_number(s.first_share)},
-                       {"importance", optional_number(s.importance)},
-                       {"ablated_loss", optional_number(s.ablated_loss)}}}});
-  }
+                     {"summary", head_summary_json(h.summary)}});
   out["weights_encoding"] = "uint24 little-endian, weight = value / " + std::to_string(kWeightSteps) +
                             ", base64; row t holds keys 0..t (lower triangle)";
   out["weight_steps"] = kWeightSteps;
@@ -246,7 +239,13 @@ json explorer_data(const Gpt& model, const Vocab& vocab, std::u32string_view tex
   out["circuits"] = circuits_json(model, vocab);
   out["circuit"] = circuit_explorer_json(model, vocab, inspection.ids, o.probes,
                                          traced_positions(c.n_layer, c.n_head, T, o.position));
+  // The next symbol at each traced position, as --next-symbol gives it (sampling as drawn).
+  std::vector<NextSymbols> next;
+  const std::vector<int64_t> positions = traced_positions(c.n_layer, c.n_head, T, o.position);
+  for (int64_t p : positions) next.push_back(next_symbols(model, vocab, text, {p, {}, {}, std::nullopt, std::nullopt}));
+  out["next"] = {{"positions", positions}, {"at", next_symbols_compact(next)}};
   out["run"] = o.run_dir ? run_curves(*o.run_dir) : json(nullptr);
+  out["replay"] = o.replay && o.run_dir ? explorer_replay_json(*o.replay, o.run_dir->string()) : json(nullptr);
   return out;
 }
 
@@ -271,6 +270,7 @@ std::string explorer_html(const json& data) {
   page = fill(std::move(page), "/*@EXPLORER_CSS@*/", explorer_assets::kCss);
   page = fill(std::move(page), "/*@PAGE_JS@*/", std::string(shared_page_js()));
   page = fill(std::move(page), "/*@EXPLORER_JS@*/", explorer_assets::kJs);
+  page = fill(std::move(page), "<!--@REPLAY_TRACK@-->", explorer_assets::kReplayHtml);
   return fill(std::move(page), "@EXPLORER_DATA@", escaped);
 }
 
@@ -280,6 +280,7 @@ std::string_view shared_page_js() {
   return js;
 }
 std::string_view shared_page_css() { return explorer_assets::kPageCss; }
+std::string_view shared_replay_html() { return explorer_assets::kReplayHtml; }
 
 std::string explorer_written_line(const std::string& path, size_t page_bytes, const json& data,
                                   const std::string& probe_name) {

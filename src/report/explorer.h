@@ -26,6 +26,8 @@
 #include "data/probe.h"
 #include "data/vocab.h"
 #include "nn/gpt.h"
+#include "interp/patterns.h"
+#include "interp/replay.h"
 #include "report/run_curves.h"
 
 namespace mg {
@@ -37,6 +39,7 @@ struct ExplorerOptions {
   bool mean_ablation = false;
   std::optional<int64_t> position;            // a query position to trace besides the defaults
   std::optional<std::filesystem::path> run_dir;  // a run directory whose metrics.jsonl is drawn
+  const ExplorerReplay* replay = nullptr;     // with run_dir: its kept evaluations, for the step slider
 };
 
 // A weight w in [0, 1] is stored as round(w * kWeightSteps) in 3 bytes: steps of 6e-8,
@@ -44,6 +47,9 @@ struct ExplorerOptions {
 // of float32's bytes. WEIGHTS as such, little-endian, then base64.
 inline constexpr int64_t kWeightSteps = (int64_t{1} << 24) - 1;
 std::string weights_base64(const std::vector<float>& weights);
+// Head H's projected_weights as the page holds them: row t of [T,T] with keys 0..t, the
+// lower triangle, T(T+1)/2 weights, as weights_base64.
+std::string lower_triangle_base64(const HeadInspection& h, int64_t T);
 
 // The query positions with a precomputed trace for every head: all of them when the
 // model and text are small (n_layer * n_head * T <= kAllPositionsBudget), else the last
@@ -64,6 +70,9 @@ std::string explorer_html(const nlohmann::ordered_json& data);
 // page (src/report/page/words.js then draw.js, and page.css), for the server to put into its own.
 std::string_view shared_page_js();
 std::string_view shared_page_css();
+// The step slider's markup (page/replay.html: the slider, its marks, the curves, the events),
+// for the page's <!--@REPLAY_TRACK@--> marker.
+std::string_view shared_replay_html();
 
 // The line inspect-heads --html prints once the page of DATA (PAGE_BYTES long) is written
 // to PATH: its size, the model, the text, the traced positions and the probe set

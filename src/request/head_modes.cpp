@@ -15,6 +15,7 @@
 #include "interp/compare.h"
 #include "interp/logit_choice.h"
 #include "io/atomic_file.h"
+#include "io/evaluation_models.h"
 #include "report/explorer.h"
 #include "report/patterns_format.h"
 #include "report/patterns_svg.h"
@@ -23,6 +24,7 @@
 #include "report/roles_format.h"
 #include "request/modes.h"
 #include "request/subject.h"
+#include "request/timeline.h"
 
 namespace mg {
 
@@ -137,9 +139,15 @@ void check_explorer(const InspectRequest& r) {
     throw ArgumentError("html", " " + path.string() + ": the folder " + folder.string() + " does not exist");
   if (::access(folder.c_str(), W_OK) != 0)  // a read-only folder or file system: say so before the work
     throw IoError("cannot write " + path.string() + ": " + std::strerror(errno));
+  if (r.replay && !r.run)
+    throw RequestError({ArgumentName{"replay"}, " needs ", ArgumentName{"run"}, " DIR, a run directory with kept evaluations (DIR/evals/)"});
   if (r.run) {
     if (!fs::is_directory(*r.run, ec)) throw ArgumentError("run", " " + *r.run + " is not a run directory (not a folder)");
     if (!fs::exists(fs::path(*r.run) / "metrics.jsonl", ec)) throw ArgumentError("run", " " + *r.run + " holds no metrics.jsonl");
+    if (r.replay && list_evaluation_models(*r.run).empty())
+      throw RequestError({ArgumentName{"replay"}, ": " + *r.run + " holds no kept evaluation models (" +
+                                                       (fs::path(*r.run) / kEvaluationsFolder).string() +
+                                                       "/step_NNNNNNN.safetensors; runs keep them since issue 57)"});
   }
 }
 
@@ -153,12 +161,25 @@ Explorer compute_explorer(const InspectRequest& r, const Subject& s) {
   options.mean_ablation = r.mean_ablation;
   options.position = r.position;
   if (r.run) options.run_dir = *r.run;
-  return Explorer{explorer_data(*s.model, *s.vocab, text, "text", options), probes.empty() ? "" : options.probe_name};
+  // The slider's steps, at the positions the page traces (the query positions it shows).
+  std::optional<ExplorerReplay> replay;
+  if (r.replay) {
+    const ModelConfig& c = s.model->config();
+    const int64_t T = static_cast<int64_t>(encode_for_model(*s.model, *s.vocab, text, "text").size());
+    if (r.position) check_index("position", *r.position, T, "the text has " + std::to_string(T) + " symbols");
+    replay = explorer_replay(*r.run, text, r.probe, traced_positions(c.n_layer, c.n_head, T, r.position));
+    options.replay = &*replay;
+  }
+  Explorer e{explorer_data(*s.model, *s.vocab, text, "text", options), probes.empty() ? "" : options.probe_name};
+  if (replay) e.replay_steps = static_cast<int64_t>(replay->steps.size());
+  return e;
 }
 
 ModeOutput write_explorer(const InspectRequest& r, const Explorer& e) {
   std::string page = explorer_html(e.data);
   std::string line = explorer_written_line(*r.html, page.size(), e.data, e.probe_name);
+  if (e.replay_steps)  // "..., no probe\n" -> "..., no probe; a step slider over 79 evaluations of DIR\n"
+    line.insert(line.size() - 1, "; a step slider over " + std::to_string(e.replay_steps) + " evaluations of " + *r.run);
   return ModeOutput{{{*r.html, std::move(page)}}, std::move(line)};
 }
 

@@ -60,7 +60,7 @@ const std::vector<InspectMode>& inspect_modes() {
   using R = const InspectRequest&;
   using S = const Subject&;
   static const std::vector<InspectMode> modes = {
-      mode<Explorer>({"--html", "html", "FILE", "", {"text", "position", "probe", "mean_ablation", "run"}},
+      mode<Explorer>({"--html", "html", "FILE", "", {"text", "position", "probe", "mean_ablation", "run", "replay"}},
                      check_explorer, compute_explorer, write_explorer),
       mode<HeadTrace>({"--trace", "trace", "L.H", "trace", {"text", "position", "top", "format"}}, check_trace,
                       compute_trace,

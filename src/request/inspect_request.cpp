@@ -119,6 +119,11 @@ const std::vector<InspectOption>& inspect_options() {
        "With --html: also draw this run directory's metrics.jsonl (loss, probe accuracy, head roles when present); with "
        "--timeline: the run whose events to find",
        0, 0, {}, false},
+      {"replay", Kind::flag,
+       "With --html and --run DIR: a step slider over the models DIR/evals/ kept at each evaluation; moving it redraws "
+       "the page's heads, next symbol, attribution and roles at that evaluation (the chain at the formation events' "
+       "evaluations and the last), with the run's curves under it and its events marked",
+       0, 0, {}, false},
       {"timeline", Kind::flag,
        "With --run DIR: the run's formation events (accuracy crossing 0.5 and 0.95, role jumps, loss bumps and plateaus, "
        "the schedule's steps), the heads that changed most across each and the chain --explain finds on the models kept "
@@ -217,6 +222,7 @@ InspectRequest parse_inspect_request(const Arguments& args) {
     else if (name == "swap") r.swap = choice(*o, value);
     else if (name == "compare") r.compare.push_back(value);
     else if (name == "mean_ablation") r.mean_ablation = flag(name, value);
+    else if (name == "replay") r.replay = flag(name, value);
     else if (name == "top") r.top = integer_argument(name, value, o->lo, o->hi);
     else if (name == "temperature") r.sampling.temperature = number(name, value);
     else if (name == "top_k") r.sampling.top_k = integer_argument(name, value, o->lo, o->hi);

@@ -28,6 +28,7 @@ struct InspectRequest {
   std::optional<std::string> swap;  // "value" or "key"
   std::vector<std::string> compare;  // two checkpoints
   bool mean_ablation = false;
+  bool replay = false;  // --html --run DIR: a step slider over DIR/evals/
   int64_t top = 10;
   SamplingSettings sampling;         // --next-symbol: temperature, top_k, top_p
   std::vector<std::string> ablate;   // --next-symbol: "L.H" heads zeroed

@@ -47,6 +47,7 @@ ModeOutput write_patterns(const InspectRequest& r, const Patterns& p);
 struct Explorer {
   nlohmann::ordered_json data;
   std::string probe_name;  // "" without a probe set
+  int64_t replay_steps = 0;  // with --replay: the kept evaluations on the slider
 };
 void check_explorer(const InspectRequest& r);
 Explorer compute_explorer(const InspectRequest& r, const Subject& s);

@@ -53,4 +53,38 @@ std::vector<FormationEvent> run_timeline(const std::filesystem::path& run_dir, c
   return events;
 }
 
+ExplorerReplay explorer_replay(const std::filesystem::path& run_dir, std::u32string_view text,
+                               const std::optional<std::string>& probe, const std::vector<int64_t>& positions) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  ExplorerReplay replay;
+  replay.positions = positions;
+  // The events with their chains; each chain is kept at its evaluation's step.
+  replay.events = run_timeline(run_dir, probe, TimelineChains::found);
+  std::map<int64_t, Explanation> chains;
+  for (const FormationEvent& e : replay.events) {
+    if (e.chain_before) chains.emplace(e.before_step, *e.chain_before);
+    if (e.chain_after) chains.emplace(e.after_step, *e.chain_after);
+  }
+  const std::vector<EvaluationModel> kept = list_evaluation_models(run_dir);
+  std::vector<ProbeItem> probes;
+  std::string probe_name;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const LoadedModel loaded = load_model(kept[i].path);
+    if (i == 0) {  // the probe set as the page's roles read it: --probe, else the config's when it is there
+      probe_name = probe ? *probe : loaded.config.data.probe_path;
+      if (probe) probes = readable_probe_set(*probe, loaded.vocab);
+      else if (!probe_name.empty() && fs::exists(probe_name, ec)) probes = load_probe_set(probe_name);
+    }
+    ReplayStep step = replay_step(loaded.model, loaded.vocab, text, "text", positions);
+    step.step = kept[i].step;
+    step.roles = probe_role_report(loaded.model, loaded.vocab, probes, probe_name, text, false, false);
+    const auto chain = chains.find(step.step);
+    if (chain != chains.end()) step.chain = chain->second;
+    else if (i + 1 == kept.size() && !probes.empty()) step.chain = explain_chains(loaded.model, loaded.vocab, probes);
+    replay.steps.push_back(std::move(step));
+  }
+  return replay;
+}
+
 }  // namespace mg

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "interp/formation.h"
+#include "interp/replay.h"
 
 namespace mg {
 
@@ -24,5 +25,13 @@ enum class TimelineChains { found, left_out };
 // naming "run" when RUN_DIR is no folder; InputError when it holds no metrics.jsonl.
 std::vector<FormationEvent> run_timeline(const std::filesystem::path& run_dir, const std::optional<std::string>& probe,
                                          TimelineChains chains = TimelineChains::found);
+
+// The explorer's step slider (inspect-heads --html FILE --run RUN_DIR --replay): each model
+// RUN_DIR/evals/ kept on TEXT at POSITIONS (interp/replay.h), its role scores on the probe
+// set (PROBE, else the models' data.probe_path when it is there; else on TEXT alone), as the
+// default view's --format json gives them, and --explain's chain at the evaluations the
+// formation events sit between (run_timeline's) and the last one.
+ExplorerReplay explorer_replay(const std::filesystem::path& run_dir, std::u32string_view text,
+                               const std::optional<std::string>& probe, const std::vector<int64_t>& positions);
 
 }  // namespace mg

@@ -186,6 +186,7 @@ std::string live_page() {
   fill("/*@LIVE_CSS@*/", live_assets::kCss);
   fill("/*@PAGE_JS@*/", shared_page_js());
   fill("/*@LIVE_JS@*/", live_assets::kJs);
+  fill("<!--@REPLAY_TRACK@-->", shared_replay_html());
   return page;
 }
 

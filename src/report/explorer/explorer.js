@@ -13,10 +13,12 @@
   performance.mark('explorer-parsed');
   const L = data.model.n_layer, H = data.model.n_head, T = data.tokens.length;
   const { CELL, STRIP_ROW, drawStripRow, fixed, signed, headColour, el, sizeCanvas, heatmapImage, labelledHeatmap, signedColour,
-    svgEl, runCharts, drawPatchingStreams, patchingLegend, fillKinds, edgeCircuitGraph } = mgDraw;
+    svgEl, runCharts, drawPatchingStreams, patchingLegend, symbolLabel, fillKinds, edgeCircuitGraph } = mgDraw;
   const { t: words, kind, role, headName } = mgWords;
   const $ = (id) => document.getElementById(id);
-  const state = { layer: 0, query: T - 1, pinned: T - 1, head: { layer: 0, head: 0 }, tracePosition: T - 1 };
+  // step: the index of the kept evaluation the slider shows (--replay), or null for the page's own model.
+  const state = { layer: 0, query: T - 1, pinned: T - 1, head: { layer: 0, head: 0 }, tracePosition: T - 1, step: null };
+  const replay = data.replay;  // null without --replay (report/explorer_replay.h)
 
   // ---- numbers -------------------------------------------------------------------------
   const headIndex = (l, h) => l * H + h;
@@ -40,16 +42,20 @@
     return Float64Array.from(bytes, (b) => (b * table.max) / 127);
   }
 
+  // What the page shows of the model at the slider's step (or its own model): the heads'
+  // weights and summaries, their roles, the next symbol and the attribution at a position, the chain.
+  const stepNow = () => (state.step === null ? null : replay.steps[state.step]);
+  const headsNow = (step = state.step) => (step === null ? data.heads : replay.steps[step].heads);
   // Weights: 24-bit steps of 1 / weight_steps, row t holding keys 0..t (report/explorer.h).
-  const weightCache = new Map();  // head index -> Float64Array, the lower triangle
-  function weightsOf(l, h) {
-    const i = headIndex(l, h);
-    if (!weightCache.has(i)) {
-      const bytes = decodeBytes(data.heads[i].weights), out = new Float64Array(bytes.length / 3);
+  const weightCache = new Map();  // "step/head index" -> Float64Array, the lower triangle
+  function weightsOf(l, h, step = state.step) {
+    const i = headIndex(l, h), key = `${step}/${i}`;
+    if (!weightCache.has(key)) {
+      const bytes = decodeBytes(headsNow(step)[i].weights), out = new Float64Array(bytes.length / 3);
       for (let k = 0, b = 0; k < out.length; k++, b += 3) out[k] = (bytes[b] | (bytes[b + 1] << 8) | (bytes[b + 2] << 16)) / data.weight_steps;
-      weightCache.set(i, out);
+      weightCache.set(key, out);
     }
-    return weightCache.get(i);
+    return weightCache.get(key);
   }
   // w[t][s]: the weight query t gives key s (exactly 0 for s > t).
   function weight(l, h, t, s) {
@@ -154,6 +160,7 @@
     drawStrips();
     drawReadout();
     drawAttribution();
+    drawNext();
     if (pin && tracedAt(t)) setTracePosition(t);
   }
 
@@ -171,8 +178,10 @@
   }
 
   // ---- the grid of heads -------------------------------------------------------------------
-  const roleOf = (l, h) => data.roles.heads[headIndex(l, h)].roles;
-  const dropText = (r) => (r.accuracy_drop === null ? words('noProbeDrop') : words('probeDrop', signed(r.accuracy_drop, 3)));
+  // At a kept evaluation the pattern scores alone: the probe drop is measured for the page's model only.
+  const roleOf = (l, h) => (stepNow() ? stepNow().roles[headIndex(l, h)] : data.roles.heads[headIndex(l, h)].roles);
+  const dropText = (r) => (stepNow() ? words('replayNoDrop') : r.accuracy_drop === null ? words('noProbeDrop')
+    : words('probeDrop', signed(r.accuracy_drop, 3)));
 
   // The grid is built once; labelGrid writes its words (again after a language switch).
   // A thumbnail has 84 / T pixels per symbol, too few for a label: hovering one names the
@@ -220,6 +229,9 @@
           cell.querySelector('.s3').textContent = words('cardScores3', fixed(r.answer_finding, 2), fixed(r.copy_forward, 2));
         }
         cell.title = words('cardTitle', headName(l, h), role(r.role));
+        // The numbers drawn, for a test to read: the role and the scores behind it.
+        Object.assign(cell.dataset, { role: r.role, previousToken: r.previous_token, induction: r.induction,
+          answerFinding: r.answer_finding });
       }
     }
   }
@@ -303,7 +315,7 @@
 
   function drawDetailInfo() {
     const { layer: l, head: h } = state.head;
-    const r = roleOf(l, h), s = data.heads[headIndex(l, h)].summary, th = data.roles.thresholds;
+    const r = roleOf(l, h), s = headsNow()[headIndex(l, h)].summary, th = data.roles.thresholds;
     const row = (name, value, threshold) => el('tr', {}, el('td', { text: name }),
       el('td', { class: threshold !== undefined && value !== null && value >= threshold ? 'role-hit' : '', text: fixed(value, 3) }),
       el('td', { class: 'hint', text: threshold !== undefined ? words('namesRoleAt', threshold) : '' }));
@@ -322,7 +334,7 @@
     for (const [k, value] of Object.entries(r.copy_forward_by_kind || {}))
       table.append(row(words('scoreCopyKind', kind(k)), value, th.copy_forward));
     const byKind = Object.entries(r.accuracy_drop_by_kind || {}).map(([k, d]) => `${kind(k)} ${signed(d, 3)}`).join(', ');
-    const drop = r.accuracy_drop === null ? words('noProbeNoDrop')
+    const drop = stepNow() ? words('replayNoDrop') : r.accuracy_drop === null ? words('noProbeNoDrop')
       : words('probeDropLine', fixed(data.roles.probe_accuracy, 3), fixed(data.roles.probe_accuracy - r.accuracy_drop, 3),
         signed(r.accuracy_drop, 3), data.roles.ablation, byKind);
     $('detail-info').replaceChildren(
@@ -400,7 +412,7 @@
         el('td', { id: `trace-score-${s}`, text: masked ? '' : fixed(tr.scores[s], 6) }),
         el('td', { text: masked ? '−∞' : '0' }),
         el('td', { id: `trace-weight-${s}`, text: fixed(masked ? 0 : tr.weights[s], 6) }),
-        el('td', { text: `(${fixed(weight(l, h, P, s), 6)})` })));
+        el('td', { text: `(${fixed(masked ? 0 : weightsOf(l, h, null)[(P * (P + 1)) / 2 + s], 6)})` })));  // the page's model, as the trace
     }
     const pushes = (list, kind) => el('span', {}, ...list.map((p, i) => el('span', { id: `trace-${kind}-${i}`, 'data-symbol': p.symbol,
       'data-logit': p.logit, text: ` “${p.symbol}” ${signed(p.logit, 6)}` })));
@@ -479,8 +491,18 @@
 
   // Each part of the final stream at the query (or the last position, where the query has
   // none) and its share of the logit difference, as a bar.
+  // The attribution at position P, of the page's model or of the slider's step (its parts
+  // named once, replay.parts); none where P has none precomputed.
+  function attributionAt(P) {
+    const step = stepNow();
+    if (!step) return circuit.attribution.at[String(P)];
+    const k = replay.positions.indexOf(P);
+    if (k < 0) return undefined;
+    const [answer, against, difference, parts] = step.attribution[k];
+    return { answer, against, difference, parts: replay.parts.map((p, i) => ({ ...p, difference: parts[i] })) };
+  }
   function drawAttribution() {
-    const at = circuit.attribution.at, P = at[String(state.query)] ? state.query : T - 1, a = at[String(P)];
+    const P = attributionAt(state.query) ? state.query : T - 1, a = attributionAt(P);
     const scale = Math.max(1e-12, ...a.parts.map((p) => Math.abs(p.difference)));
     const table = el('table', { id: 'attribution-table', 'data-position': P });
     a.parts.forEach((p, i) => {
@@ -491,6 +513,24 @@
     });
     $('attribution-note').textContent = words('attributionNote', P, label(P), P !== state.query, a.answer, a.against, fixed(a.difference, 4));
     $('attribution').replaceChildren(table);
+  }
+
+  // The next symbol after the query (inspect-heads --next-symbol there: the ten most likely,
+  // sampled as drawn), of the page's model or of the slider's step; the last position's
+  // where the query has none precomputed.
+  function drawNext() {
+    const positions = data.next.positions, k0 = positions.indexOf(state.query), k = k0 < 0 ? positions.length - 1 : k0;
+    const P = positions[k], top = stepNow() ? stepNow().next[k] : data.next.at[k];
+    const table = el('table', { id: 'next-table', 'data-position': P },
+      el('tr', {}, el('th', { text: words('symbol') }), el('th', { text: words('probability') }), el('th', { text: words('logit') })));
+    top.forEach(([symbol, probability, logit], i) => table.append(el('tr', { id: `next-row-${i}`, 'data-symbol': symbol,
+      'data-probability': probability, 'data-logit': logit },
+    el('td', { text: symbolLabel(symbol) }),
+    el('td', {}, el('span', { class: 'bar', style: `display:inline-block;width:${Math.round(60 * probability)}px;background:#1f77b4` }),
+      ' ' + fixed(probability, 4)),
+    el('td', { text: fixed(logit, 3) }))));
+    $('next-note').textContent = words('explorerNextNote', P, label(P), k0 < 0);
+    $('next').replaceChildren(table);
   }
 
   // Layers x positions: the corrupt run with the clean stream entering the block at one position.
@@ -564,8 +604,17 @@
   // The chosen kind's chain (inspect-heads --explain): its writer and carrier told in words
   // and ringed in the composition graph (the writer gold, the carrier orange).
   function drawChain() {
-    const chain = circuit.chain, select = $('chain-kind');
-    pickKind(select, chain, $('chain-note'), 'noChain', () => {
+    const chain = stepNow() ? stepNow().chain : circuit.chain, select = $('chain-kind');
+    $('chain-note').dataset.step = stepNow() ? stepNow().step : 'page';
+    if (!chain) {
+      for (const ring of document.querySelectorAll('#circuit-graph .chain-ring')) ring.remove();
+      $('chain-note').textContent = stepNow() && circuit.chain ? words('replayNoChainHere', stepNow().step) : words('noChain');
+      $('chain-note').dataset.writer = $('chain-note').dataset.carrier = '';
+      select.disabled = true;
+      return;
+    }
+    select.disabled = false;
+    const show = () => {
       const k = chain.kinds.find((x) => x.kind === select.value);
       for (const ring of document.querySelectorAll('#circuit-graph .chain-ring')) ring.remove();
       const ringHead = (name, colour, role) => {
@@ -591,19 +640,8 @@
       $('chain-note').textContent = text;
       $('chain-note').dataset.writer = k.writer || '';
       $('chain-note').dataset.carrier = k.carrier || '';
-    });
-  }
-
-  // SELECT's options, one per kind of RESULT's kinds in the page's language, the chosen one
-  // kept (a language switch redraws them); SHOW draws the chosen kind, now and on every
-  // change. No RESULT (no probe set): NOTE says NONE's words and SELECT is disabled.
-  function pickKind(select, result, note, none, show) {
-    if (!result) {
-      note.textContent = words(none);
-      select.disabled = true;
-      return;
-    }
-    fillKinds(select, result.kinds);
+    };
+    fillKinds(select, chain.kinds);
     select.onchange = show;
     show();
   }
@@ -611,11 +649,63 @@
   // The chosen kind's circuit of edges (inspect-heads --circuit), drawn as mgDraw draws it.
   function drawEdgeCircuit() {
     const c = circuit.edge_circuit, select = $('edge-circuit-kind');
-    pickKind(select, c, $('edge-circuit-note'), 'noEdgeCircuit', () => {
+    if (!c) {
+      $('edge-circuit-note').textContent = words('noEdgeCircuit');
+      select.disabled = true;
+      return;
+    }
+    const show = () => {
       const { svg, note } = edgeCircuitGraph(c, select.value, chooseHead);
       $('edge-circuit').replaceChildren(svg);
       $('edge-circuit-note').textContent = note;
-    });
+    };
+    fillKinds(select, c.kinds);  // in the page's language, the chosen one kept
+    select.onchange = show;
+    show();
+  }
+
+  // ---- the step slider (--replay): the run's kept evaluations, its events, the curves under it --
+  // mgDraw.drawReplay draws the marks, the events and the curves, as on serve's live page;
+  // moving the slider redraws the heads, the next symbol, the attribution and the chain.
+  const replayTrack = replay && { steps: replay.steps.map((s) => s.step), events: replay.events,
+    evals: (data.run && data.run.evals) || [] };
+  const shownIndex = () => (state.step === null ? replay.steps.length - 1 : state.step);
+  function drawStepLabel() {
+    const step = stepNow();
+    $('step-label').textContent = step ? words('replayStepShown', step.step, fixed(step.loss, 4)) : words('replayPageModel', data.source);
+    document.body.dataset.step = step ? String(step.step) : 'page';
+  }
+  function drawReplay() {
+    if (!replay) return;
+    drawStepLabel();
+    mgDraw.drawReplay(replayTrack, shownIndex(), chooseStep);
+  }
+  // Index I of the kept evaluations (null: the page's own model) redrawn everywhere it shows.
+  function chooseStep(i) {
+    state.step = i;
+    $('step-slider').value = String(i === null ? replay.steps.length - 1 : i);
+    labelGrid();
+    thumbs.forEach(({ canvas, l, h }) => canvas.getContext('2d').putImageData(heatmapImage(canvas.getContext('2d'), T, weightsOf(l, h)), 0, 0));
+    drawStrips();
+    drawReadout();
+    drawAttribution();
+    drawNext();
+    chooseHead(state.head.layer, state.head.head);
+    drawChain();
+    drawStepLabel();
+    mgDraw.drawStepCurves(replayTrack, shownIndex());
+    document.body.dataset.stepDraws = String(Number(document.body.dataset.stepDraws || 0) + 1);
+  }
+  function buildReplay() {
+    if (!replay) return;
+    $('replay-section').hidden = false;
+    const slider = $('step-slider');
+    slider.max = String(replay.steps.length - 1);
+    slider.value = slider.max;
+    slider.addEventListener('input', () => chooseStep(Number(slider.value)));
+    $('step-page-model').addEventListener('click', () => chooseStep(null));
+    window.addEventListener('resize', drawReplay);
+    drawReplay();
   }
 
   // ---- the glossary and the language ---------------------------------------------------------
@@ -635,18 +725,20 @@
     drawStrips();
     drawReadout();
     drawAttribution();
+    drawNext();
     chooseHead(state.head.layer, state.head.head);
     drawCircuitAndRun();
+    drawReplay();
+    drawGlossary();
   }
   // The sections below the head, each from the page's data: patching, the composition graph,
-  // the chain, the circuit of edges, the run, the glossary (at the start and after a switch).
+  // the chain, the circuit of edges, the run (at the start and after a language switch).
   function drawCircuitAndRun() {
     drawPatching();
     drawGraph();
     drawChain();
     drawEdgeCircuit();
     drawRun();
-    drawGlossary();
   }
 
   // The head to open with: the one that writes the answer at the last position (the largest
@@ -686,6 +778,8 @@
   setQuery(T - 1, true);
   chooseHead(first.layer, first.head);
   drawCircuitAndRun();
+  buildReplay();
+  drawGlossary();
   document.body.dataset.readyMs = performance.now().toFixed(1);
   performance.mark('explorer-ready');
   document.body.dataset.ready = '1';

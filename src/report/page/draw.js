@@ -337,6 +337,85 @@ const mgDraw = (function () {
     return { svg, note };
   }
 
-  return { CELL, STRIP_ROW, PALETTE, drawStripRow, fixed, signed, headColour, symbolLabel, el, sizeCanvas, blues, heatmapImage,
+  // ---- the step slider: serve --run's live page and the explorer's --replay ----------------
+  // A range input over a run's kept evaluations (#step-slider), its formation events marked
+  // under it (#event-marks), listed (#event-summary, #event-list), and the curves under it
+  // (#step-curves, #step-legend), all on one x scale: evaluation i sits at the same x on the
+  // three. REPLAY: {steps: [step of each kept evaluation], events: inspect-heads --timeline's
+  // events, evals: run_curves' evaluations (step, val_loss, by_kind)}; SHOWN: the index drawn.
+  const THUMB = 8;  // half a range thumb's width in Chromium, CSS pixels: where value 0 sits
+  const EVENT_COLOURS = { accuracy: '#2ca02c', role_jump: '#9467bd', loss_bump: '#d62728', loss_plateau: '#ff7f0e',
+    schedule: '#111' };
+  // The x of evaluation I of N on the slider, its marks and its curves alike.
+  function replayX(i, n, width) {
+    return n <= 1 ? width / 2 : THUMB + (i * (width - 2 * THUMB)) / (n - 1);
+  }
+  // The kept evaluation an event is shown at: the first at or after its step, else the last.
+  function eventIndex(steps, step) {
+    const i = steps.findIndex((s) => s >= step);
+    return i < 0 ? steps.length - 1 : i;
+  }
+  const trackWidth = () => document.getElementById('step-slider').getBoundingClientRect().width || 600;
+
+  // The marks, the event list and the curves; a click on a mark or an event's button calls
+  // CHOOSE with the index of the evaluation it is shown at.
+  function drawReplay(replay, shown, choose) {
+    const $ = (id) => document.getElementById(id);
+    const n = replay.steps.length, width = trackWidth();
+    const marks = replay.events.map((e, k) => {
+      const i = eventIndex(replay.steps, e.step);
+      return el('div', { class: 'mark', id: `event-mark-${k}`, 'data-step': e.step, 'data-type': e.type,
+        'data-index': i, title: `${t('step')} ${e.step}: ${mgWords.eventHeadline(e)}`,
+        style: `left:${replayX(i, n, width).toFixed(1)}px;background:${EVENT_COLOURS[e.type] || '#555'}` });
+    });
+    marks.forEach((m) => m.addEventListener('click', () => choose(Number(m.dataset.index))));
+    $('event-marks').replaceChildren(...marks);
+    $('event-summary').textContent = t('replayEvents', replay.events.length);
+    $('step-legend').textContent = t('replayLegend');
+    $('event-list').replaceChildren(...replay.events.map((e, k) => {
+      const go = el('button', { type: 'button', text: t('replayGo') });
+      go.addEventListener('click', () => choose(eventIndex(replay.steps, e.step)));
+      const heads = (e.heads || []).map((h) => `${h.head} ${h.score} ${fixed(h.before, 2)}→${fixed(h.after, 2)}`).join(', ');
+      return el('li', { id: `event-${k}`, 'data-step': e.step, 'data-type': e.type }, go,
+        ` ${t('step')} ${e.step} · ${mgWords.eventHeadline(e)}` + (heads ? ` · ${t('replayChanged')}: ${heads}` : ''));
+    }));
+    drawStepCurves(replay, shown);
+  }
+
+  // Under the slider: the validation loss (scaled to its range) and each kind's accuracy
+  // (0 to 1) at every kept evaluation, and the evaluation SHOWN.
+  function drawStepCurves(replay, shown) {
+    const n = replay.steps.length, width = trackWidth(), height = 70;
+    const ctx = sizeCanvas(document.getElementById('step-curves'), width, height);
+    const byStep = new Map(replay.evals.map((e) => [e.step, e]));
+    const at = replay.steps.map((s) => byStep.get(s) || null);
+    const [lo, hi] = extent(at.filter((e) => e).map((e) => e.val_loss));
+    const line = (value, colour, dash) => {
+      ctx.strokeStyle = colour;
+      ctx.setLineDash(dash ? [4, 2] : []);
+      ctx.beginPath();
+      let started = false;
+      at.forEach((e, i) => {
+        const v = e ? value(e) : null;
+        if (v === null || v === undefined || !Number.isFinite(v)) return;
+        const x = replayX(i, n, width), y = 4 + (height - 8) * (1 - v);
+        if (started) ctx.lineTo(x, y); else ctx.moveTo(x, y);
+        started = true;
+      });
+      ctx.stroke();
+    };
+    if (Number.isFinite(lo)) line((e) => (hi > lo ? (e.val_loss - lo) / (hi - lo) : 0.5), '#1f77b4', false);
+    const kinds = new Set();
+    at.forEach((e) => e && Object.keys(e.by_kind || {}).forEach((k) => kinds.add(k)));
+    [...kinds].forEach((k, i) => line((e) => (e.by_kind || {})[k], headColour(i + 1), true));
+    ctx.setLineDash([]);
+    ctx.strokeStyle = '#999';
+    ctx.beginPath();
+    ctx.moveTo(replayX(shown, n, width), 0);
+    ctx.lineTo(replayX(shown, n, width), height);
+    ctx.stroke();
+  }
+
+  return { CELL, STRIP_ROW, PALETTE, drawReplay, drawStepCurves, eventIndex, drawStripRow, fixed, signed, headColour, symbolLabel, el, sizeCanvas, blues, heatmapImage,
     labelledHeatmap, signedColour, svgEl, extent, chart, roleSeries, runCharts, drawPatchingStreams, patchingLegend, fillKinds, edgeCircuitGraph };
 }());

@@ -523,21 +523,9 @@
   }
 
   // ---- the replay: a slider over the evaluations the run kept, its events, the chain ----------
-  // The page's sentences of the replay, in one place (a translation adds a table beside it).
-  const THUMB = 8;  // half a range thumb's width in Chromium, CSS pixels: where value 0 sits
+  // The slider, its marks and the curves under it are mgDraw's (drawReplay), the explorer's too.
   const replay = { steps: [], events: [], evals: [], key: '' };
-
-  // The x of evaluation I of N on the slider, its marks and its curves alike.
-  function replayX(i, n, width) {
-    return n <= 1 ? width / 2 : THUMB + (i * (width - 2 * THUMB)) / (n - 1);
-  }
-  // The kept evaluation an event is shown at: the first at or after its step, else the last.
-  function eventIndex(step) {
-    const i = replay.steps.findIndex((s) => s >= step);
-    return i < 0 ? replay.steps.length - 1 : i;
-  }
-  const EVENT_COLOURS = { accuracy: '#2ca02c', role_jump: '#9467bd', loss_bump: '#d62728', loss_plateau: '#ff7f0e',
-    schedule: '#111' };
+  const shownIndex = () => (state.step === null ? replay.steps.length - 1 : replay.steps.indexOf(state.step));
 
   function updateReplay(run) {
     const steps = Array.isArray(run.eval_models) ? run.eval_models : [];
@@ -554,63 +542,7 @@
     if (state.step === null) slider.value = String(steps.length - 1);
     drawReplay();
   }
-
-  function drawReplay() {
-    const slider = $('step-slider'), n = replay.steps.length, width = slider.getBoundingClientRect().width || 600;
-    const marks = replay.events.map((e, k) => {
-      const i = eventIndex(e.step);
-      return el('div', { class: 'mark', id: `event-mark-${k}`, 'data-step': e.step, 'data-type': e.type,
-        'data-index': i, title: `${words('step')} ${e.step}: ${mgWords.eventHeadline(e)}`,
-        style: `left:${replayX(i, n, width).toFixed(1)}px;background:${EVENT_COLOURS[e.type] || '#555'}` });
-    });
-    marks.forEach((m) => m.addEventListener('click', () => chooseIndex(Number(m.dataset.index))));
-    $('event-marks').replaceChildren(...marks);
-    $('event-summary').textContent = words('replayEvents', replay.events.length);
-    $('step-legend').textContent = words('replayLegend');
-    $('event-list').replaceChildren(...replay.events.map((e, k) => {
-      const go = el('button', { type: 'button', text: words('replayGo') });
-      go.addEventListener('click', () => chooseIndex(eventIndex(e.step)));
-      const heads = (e.heads || []).map((h) => `${h.head} ${h.score} ${fixed(h.before, 2)}→${fixed(h.after, 2)}`).join(', ');
-      return el('li', { id: `event-${k}`, 'data-step': e.step, 'data-type': e.type }, go,
-        ` ${words('step')} ${e.step} · ${mgWords.eventHeadline(e)}` + (heads ? ` · ${words('replayChanged')}: ${heads}` : ''));
-    }));
-    drawStepCurves(width);
-  }
-
-  // Under the slider: the validation loss (scaled to its range) and each kind's accuracy
-  // (0 to 1) at every kept evaluation, and the evaluation shown.
-  function drawStepCurves(width) {
-    const n = replay.steps.length, height = 70, ctx = sizeCanvas($('step-curves'), width, height);
-    const byStep = new Map(replay.evals.map((e) => [e.step, e]));
-    const at = replay.steps.map((s) => byStep.get(s) || null);
-    const losses = at.filter((e) => e).map((e) => e.val_loss);
-    const lo = Math.min(...losses), hi = Math.max(...losses);
-    const line = (value, colour, dash) => {
-      ctx.strokeStyle = colour;
-      ctx.setLineDash(dash ? [4, 2] : []);
-      ctx.beginPath();
-      let started = false;
-      at.forEach((e, i) => {
-        const v = e ? value(e) : null;
-        if (v === null || v === undefined || !Number.isFinite(v)) return;
-        const x = replayX(i, n, width), y = 4 + (height - 8) * (1 - v);
-        if (started) ctx.lineTo(x, y); else ctx.moveTo(x, y);
-        started = true;
-      });
-      ctx.stroke();
-    };
-    if (losses.length) line((e) => (hi > lo ? (e.val_loss - lo) / (hi - lo) : 0.5), '#1f77b4', false);
-    const kinds = new Set();
-    at.forEach((e) => e && Object.keys(e.by_kind || {}).forEach((k) => kinds.add(k)));
-    [...kinds].forEach((k, i) => line((e) => (e.by_kind || {})[k], headColour(i + 1), true));
-    const shown = state.step === null ? n - 1 : replay.steps.indexOf(state.step);
-    ctx.setLineDash([]);
-    ctx.strokeStyle = '#999';
-    ctx.beginPath();
-    ctx.moveTo(replayX(shown, n, width), 0);
-    ctx.lineTo(replayX(shown, n, width), height);
-    ctx.stroke();
-  }
+  const drawReplay = () => mgDraw.drawReplay(replay, shownIndex(), chooseIndex);
 
   function chooseIndex(i) {
     $('step-slider').value = String(i);
@@ -620,7 +552,7 @@
   async function setStep(step) {
     state.step = step;
     state.inputAt = performance.now();
-    drawStepCurves($('step-slider').getBoundingClientRect().width || 600);
+    mgDraw.drawStepCurves(replay, shownIndex());
     await loadModel();
   }
 
