@@ -957,7 +957,17 @@ def build_parser():
     p = command("circuits", run_circuits, "inspect-heads' attribution, patching and composition (float64); JSON")
     p.add_argument("--cases", required=True,
                    help='JSON list of {"checkpoint", "text", "answer", "against", "corrupt"}')
+    p = command("edge-circuits", run_edge_circuits,
+                "inspect-heads --circuit's edges, proof and EAP, and --score-split (float64); JSON")
+    p.add_argument("--cases", required=True,
+                   help='JSON list of {"checkpoint", "threshold", "pairs": [{"clean", "corrupt", "answer", "against"}], '
+                        '"split": {"text", "layer", "head", "position"}}')
     return parser
+
+
+def run_edge_circuits(args):
+    import torch_circuits
+    torch_circuits.cmd_edge_circuits(args, sys.modules[__name__])
 
 
 def run_circuits(args):

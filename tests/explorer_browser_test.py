@@ -226,6 +226,16 @@ def check_languages(driver, page):
     check("L3.H1" in cells, "the cards lost the heads' names")
     legend = driver.find_element("id", "patching-legend").text
     check("恢复比例为负" in legend, f"the legend is not in Chinese: {legend!r}")
+    # The circuit of edges (--circuit) redrawn in Chinese: its title, kinds, note, legend and label.
+    check(driver.find_element("id", "edge-circuit-title").text == "完整回路：逐条边修补找出",
+          f"the circuit's title: {driver.find_element('id', 'edge-circuit-title').text!r}")
+    circuit_kinds = [o.text for o in Select(driver.find_element("id", "edge-circuit-kind")).options]
+    check("谁的 (who)" in circuit_kinds, f"the circuit's kinds: {circuit_kinds}")
+    circuit_note = driver.find_element("id", "edge-circuit-note").text
+    check("忠实度（faithfulness）" in circuit_note and "进入头的边" in circuit_note and "Edges into" not in circuit_note,
+          f"the circuit's note is not in Chinese: {circuit_note!r}")
+    label = driver.find_element("css selector", "#edge-circuit svg").get_attribute("aria-label")
+    check(label.endswith(" 的回路"), f"the circuit's label: {label!r}")
     driver.find_element("id", "glossary-link").click()
     check(driver.execute_script("return document.getElementById('glossary').open"), "the header's glossary link does not open it")
     glossary = driver.find_element("id", "glossary-table").text
@@ -343,6 +353,21 @@ def main():
             rings = driver.find_elements("css selector", "#circuit-graph .chain-ring")
             check(len(rings) == (2 if kind["carrier"] else 1), f"chain of {kind['kind']}: {len(rings)} heads ringed")
         print("the chain of every kind named and ringed as --explain finds it")
+        # The circuit of edges of each kind (--circuit's JSON on the same probe): one path per kept edge,
+        # each named by its sender and receiver, its own effect as the JSON's.
+        circuit_out, _ = run(binary, "inspect-heads", "--config", config, "--seed", "3", "--probe", probe, "--circuit",
+                             "--format", "json")
+        for kind in json.loads(circuit_out)["kinds"]:
+            Select(driver.find_element("id", "edge-circuit-kind")).select_by_value(kind["kind"])
+            kept = {(e["sender"], e["receiver"]): e["own"] for e in kind["edges"] if e["kept"]}
+            paths = driver.find_elements("css selector", "#edge-circuit .circuit-edge")
+            drawn = {(p.get_attribute("data-sender"), p.get_attribute("data-receiver")): float(p.get_attribute("data-own"))
+                     for p in paths}
+            check(set(drawn) == set(kept) and all(abs(drawn[e] - kept[e]) <= 1e-6 * max(1.0, abs(kept[e])) for e in kept),
+                  f"circuit of {kind['kind']}: the page draws {sorted(drawn)}, --circuit keeps {sorted(kept)}")
+            check(f"faithfulness {kind['faithfulness']:.3f}" in driver.find_element("id", "edge-circuit-note").text,
+                  f"circuit of {kind['kind']}: the note does not give its faithfulness")
+        print("the circuit of every kind drawn edge for edge as --circuit finds it")
 
         # Roles: the grid's names are the JSON's; with a probe, every head has an ablation cost.
         questions = {"who": "谁的", "colour": "什么颜色…", "what": "有什么…", "holder": "谁拿着", "which_colour": "什么颜色"}

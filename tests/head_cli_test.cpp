@@ -373,7 +373,7 @@ TEST_F(HeadCliTest, EveryOptionOutsideItsModeIsRefused) {
     }
     table_lines.push_back(line);  // the line on the options every mode reads
   }
-  ASSERT_EQ(rows.size(), 13u);
+  ASSERT_EQ(rows.size(), 15u);
   const std::string docs = test::read_text(test::source_dir() / "docs" / "cli.md");
   for (const std::string& line : table_lines) EXPECT_NE(docs.find(line + "\n"), std::string::npos) << "docs/cli.md lacks: " << line;
 
@@ -387,7 +387,7 @@ TEST_F(HeadCliTest, EveryOptionOutsideItsModeIsRefused) {
       {"--attribution", {}}, {"--logit-lens", {}}, {"--composition", {}}, {"--patch", {}}, {"--answer", {"丁"}},
       {"--against", {"小"}}, {"--clean", {"小丁"}}, {"--corrupt", {"丁小"}}, {"--swap", {"key"}}, {"--explain", {}}, {"--timeline", {}},
       {"--next-symbol", {}}, {"--temperature", {"0.5"}}, {"--top-k", {"3"}}, {"--top-p", {"0.9"}}, {"--ablate", {"0.1"}},
-      {"--threads", {"1"}},
+      {"--circuit", {}}, {"--threshold", {"0.05"}}, {"--score-split", {"0.0"}}, {"--threads", {"1"}},
       {"--backend", {"reference"}}};
   std::vector<std::string> mode_flags;
   for (const Row& row : rows)

@@ -507,6 +507,7 @@ run_case "one symbol: --html --probe" 2 "no other symbol" -- "${one_inspect[@]}"
 run_case "one symbol: --explain" 2 "no other symbol" -- "${one_inspect[@]}" --explain --probe one_probe.jsonl
 run_case "one symbol: --patch --probe (issue 53: refused, no competitor)" 2 "no other symbol" -- "${one_inspect[@]}" --patch --probe one_probe.jsonl
 run_case "one symbol: --patch --probe --swap key" 2 "no other symbol" -- "${one_inspect[@]}" --patch --probe one_probe.jsonl --swap key
+run_case "one symbol: --circuit" 2 "no other symbol" -- "${one_inspect[@]}" --circuit --probe one_probe.jsonl
 run_case "one symbol: --logit-lens" 0 "" -- "${one_inspect[@]}" --logit-lens --text aaaa
 run_case "one symbol: --composition" 0 "" -- "${one_inspect[@]}" --composition
 run_case "one symbol: --roles --probe (its direct logit column)" 2 "no other symbol" -- "${one_inspect[@]}" --roles --probe one_probe.jsonl

@@ -7,7 +7,9 @@
 #include <set>
 
 #include "inference/model_store.h"
+#include "interp/score_split.h"
 #include "interp/trace.h"
+#include "report/edge_circuit_format.h"
 #include "report/trace_format.h"
 #include "request/arguments.h"
 #include "request/inspect_modes.h"
@@ -79,6 +81,12 @@ TEST(Request, ABadValueIsOneSentenceInEitherSpelling) {
   EXPECT_EQ(refusal(parse({{"text", "a"}, {"text", "b"}}), Spelling::query), "text is given twice");
   EXPECT_EQ(refusal(parse({{"seed", "-1"}}), Spelling::command_line),
             "--seed: must be an integer in [0, 2^64 - 1 = 18446744073709551615], found \"-1\"");
+  // --circuit's threshold: a number in [0, 1], its sentence from the same parser.
+  EXPECT_EQ(refusal(parse({{"threshold", "2"}}), Spelling::command_line), "--threshold: must be a number in [0, 1], found \"2\"");
+  EXPECT_EQ(refusal(parse({{"threshold", "-0.1"}}), Spelling::query), "threshold: must be a number in [0, 1], found \"-0.1\"");
+  EXPECT_EQ(refusal(parse({{"threshold", "inf"}}), Spelling::query), "threshold: must be a finite number, found \"inf\"");
+  EXPECT_EQ(parse_inspect_request({{"threshold", "0.05"}}).threshold, 0.05);
+  EXPECT_EQ(parse_inspect_request({{"score_split", "L2.H1"}}).score_split, "L2.H1");
 }
 
 TEST(Request, TheTableChoosesOneModeAndRefusesWhatItDoesNotRead) {
@@ -86,7 +94,7 @@ TEST(Request, TheTableChoosesOneModeAndRefusesWhatItDoesNotRead) {
   EXPECT_STREQ(choose_mode({{"checkpoint", "c"}, {"text", "t"}}).name, "the default view");
   EXPECT_EQ(refusal([] { choose_mode({{"checkpoint", "c"}, {"composition", ""}, {"text", "t"}}); }, Spelling::command_line),
             "--text is not used by --composition (--text goes with --html, --trace, --compare, --attribution, "
-            "--logit-lens, --next-symbol, the default view)");
+            "--logit-lens, --score-split, --next-symbol, the default view)");
   EXPECT_EQ(refusal([] { choose_mode({{"roles", ""}, {"composition", ""}}); }, Spelling::command_line),
             "--composition is not used by --roles: give one mode");
   // Every option a row reads is one the parser knows, and each row's flag is one.
@@ -96,7 +104,7 @@ TEST(Request, TheTableChoosesOneModeAndRefusesWhatItDoesNotRead) {
     if (m.flag[0]) EXPECT_NE(find_inspect_option(m.flag), nullptr) << m.name;
     if (m.api[0]) EXPECT_TRUE(apis.insert(m.api).second) << "served twice: " << m.api;
   }
-  EXPECT_EQ(served_modes_list(), "trace, roles, attribution, logit-lens, composition, patch, explain, next, patterns");
+  EXPECT_EQ(served_modes_list(), "trace, roles, attribution, logit-lens, composition, patch, explain, circuit, next, patterns");
 }
 
 TEST(Request, TheServerReadsNoFileAndOnlyWhatTheModeReads) {
@@ -111,6 +119,13 @@ TEST(Request, TheServerReadsNoFileAndOnlyWhatTheModeReads) {
   EXPECT_EQ(refusal(served({{"format", "table"}}), Spelling::query), "format: the server answers json only");
   EXPECT_EQ(refusal(served({{"top", "1"}, {"top", "2"}}), Spelling::query), "top is given twice");
   EXPECT_EQ(refusal(served({{"trace", "0.1"}, {"text", "t"}, {"format", "json"}}), Spelling::query), "(no error)");
+  // /api/circuit is computed once per model: neither its threshold nor its swap is read.
+  const InspectMode* circuit = served_mode("circuit");
+  ASSERT_NE(circuit, nullptr);
+  EXPECT_EQ(refusal([&] { check_served_arguments(*circuit, {{"threshold", "0.1"}}); }, Spelling::query),
+            "/api/circuit does not read \"threshold\" (it reads top)");
+  EXPECT_EQ(refusal([&] { check_served_arguments(*circuit, {{"swap", "key"}}); }, Spelling::query),
+            "/api/circuit does not read \"swap\" (it reads top)");
 }
 
 TEST(Request, AModeThroughTheTableIsTheTechniqueWrittenByReport) {
@@ -129,6 +144,20 @@ TEST(Request, AModeThroughTheTableIsTheTechniqueWrittenByReport) {
             "--trace needs --position P, the query position to trace");
   EXPECT_EQ(refusal([&] { run_inspect_mode(mode, no_position); }, Spelling::query),
             "trace needs position P, the query position to trace");
+  // --score-split through its row: the head's name, then the text, refused before the model.
+  const InspectMode& split = choose_mode({{"score_split", "1.0"}});
+  InspectRequest bad_head = parse_inspect_request({{"checkpoint", fixture()}, {"score_split", "x"}, {"text", "小丁"}});
+  EXPECT_EQ(refusal([&] { run_inspect_mode(split, bad_head); }, Spelling::command_line),
+            "--score-split \"x\" is not a head: L3.H1 or 3.1 (layer and head, two non-negative integers)");
+  InspectRequest no_text = parse_inspect_request({{"checkpoint", fixture()}, {"score_split", "1.0"}});
+  EXPECT_EQ(refusal([&] { run_inspect_mode(split, no_text); }, Spelling::command_line), "--score-split needs --text TEXT");
+  InspectRequest past = parse_inspect_request({{"checkpoint", fixture()}, {"score_split", "9.0"}, {"text", "小丁"}});
+  EXPECT_EQ(refusal([&] { run_inspect_mode(split, past); }, Spelling::query),
+            "score_split layer 9 is out of range: the model has 2 layers, valid 0..1");
+  const InspectRequest json = parse_inspect_request(
+      {{"checkpoint", fixture()}, {"score_split", "L1.H0"}, {"text", "小丁拿着红色的苹果"}, {"format", "json"}});
+  EXPECT_EQ(run_inspect_mode(split, json).text,
+            score_split_json(split_scores(m.model, m.vocab, U"小丁拿着红色的苹果", "text", 1, 0, std::nullopt)).dump() + "\n");
 }
 
 }  // namespace

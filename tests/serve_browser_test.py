@@ -125,6 +125,10 @@ def check_languages(driver, url):
     check(driver.execute_script("return document.documentElement.lang") == "zh-CN", "the switch did not set lang zh-CN")
     check(driver.find_element("id", "next-title").text == "下一个字符", "the next symbol's title is not Chinese")
     check(updates(driver) == before, "the switch asked the server again")
+    # The circuit of edges (found on request): its title, button and note redrawn in Chinese.
+    said = [driver.find_element("id", i).text for i in ("edge-circuit-title", "edge-circuit-find", "edge-circuit-note")]
+    check(said[:2] == ["检测集上的完整回路", "找出回路"] and said[2].startswith("在检测集上运行 inspect-heads --circuit"),
+          f"the circuit's words are not Chinese: {said}")
     cards = driver.find_element("id", "grid").text
     check("置零后损失增加" in cards and "loss if zeroed" not in cards, "the cards are not in Chinese")
     WebDriverWait(driver, 60).until(lambda d: d.find_elements("id", "roles-table"))

@@ -2,7 +2,7 @@
 """`mini-gpt serve` over HTTP (issue 44), against a 30-step run of the default model's shape:
 
   1. every endpoint's answer is, byte for byte, what `inspect-heads --format json` prints for
-     the same options (patterns, trace, attribution, logit-lens, patch, composition, roles),
+     the same options (patterns, trace, attribution, logit-lens, patch, composition, roles, circuit),
      and /api/next's logits are the logit lens's last stage (to float rounding), its probabilities
      their softmax at the temperature over the top_k;
   2. every bad request is answered with its status and a JSON {"error"} (400, 403, 404, 405,
@@ -100,9 +100,13 @@ def equality(binary, port, checkpoint, probe):
     cases.append(("composition", {}, ["--composition"]))
     cases.append(("roles", {}, ["--roles", "--probe", probe]))
     cases.append(("explain", {}, ["--explain", "--probe", probe]))
+    cases.append(("circuit", {}, ["--circuit", "--probe", probe]))
     per_mode = {}
     for mode, params, args in cases:
-        status, body = get(port, f"/api/{mode}", **params)
+        if mode == "circuit":  # computed on this first request: up to a minute, several on a busy host
+            status, body = request(port, "GET", "/api/circuit", timeout=600)
+        else:
+            status, body = get(port, f"/api/{mode}", **params)
         check(status == 200, f"/api/{mode} {params}: status {status}: {body[:300]!r}")
         expected = cli(binary, "--checkpoint", checkpoint, *args)
         check(body == expected, f"/api/{mode} {params}: {len(body)} bytes differ from inspect-heads' {len(expected)}")

@@ -26,6 +26,25 @@ std::vector<double> row(const float* x, int64_t D) { return std::vector<double>(
 
 }  // namespace
 
+void record_stream_parts(ForwardHooks& hooks, const ModelConfig& config, int64_t layers) {
+  hooks.record(hook::embed);
+  if (config.position == PositionType::learned) hooks.record(hook::pos_embed);
+  for (int64_t l = 0; l < layers; ++l) {
+    hooks.record(hook::z(l));
+    hooks.record(hook::mlp_out(l));
+  }
+}
+
+std::vector<double> head_output_row(const Tensor& wo, const float* z, int64_t h, int64_t t, int64_t T_all, int64_t d) {
+  const int64_t D = wo.dim(0), H = D / d;
+  MG_CHECK(h >= 0 && h < H && t >= 0 && t < T_all, "head_output_row: head or position out of range");
+  std::vector<double> out(static_cast<size_t>(D), 0.0);
+  const float* zh = z + (h * T_all + t) * d;
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t j = 0; j < d; ++j) out[i] += static_cast<double>(wo[i * D + h * d + j]) * zh[j];
+  return out;
+}
+
 Attribution attribute_logits(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,
                              const AttributionQuery& query) {
   return attribute_logits(model, vocab, encode_for_model(model, vocab, text, what), query);
@@ -44,12 +63,7 @@ Attribution attribute_logits(const Gpt& model, const Vocab& vocab, const std::ve
 
   NoGradGuard no_grad;
   ForwardHooks hooks;
-  hooks.record(hook::embed);
-  if (c.position == PositionType::learned) hooks.record(hook::pos_embed);
-  for (int64_t l = 0; l < L; ++l) {
-    hooks.record(hook::z(l));
-    hooks.record(hook::mlp_out(l));
-  }
+  record_stream_parts(hooks, c, L);
   hooks.record(hook::ln_final_scale);
   const Tensor logits = model.forward(ids, 1, T, {.hooks = &hooks}).value();  // [1,T,V]
   const float* at_p = logits.data() + P * V;
@@ -86,14 +100,8 @@ Attribution attribute_logits(const Gpt& model, const Vocab& vocab, const std::ve
   for (int64_t l = 0; l < L; ++l) {
     const Tensor& wo = weights.blocks[static_cast<size_t>(l)].out_proj.value();  // [D,D]
     const float* z = hooks[hook::z(l)].data();  // [1,H,T,d]
-    for (int64_t h = 0; h < H; ++h) {
-      // Head h's output at P through its columns h*d .. h*d+d-1 of Wo: [D].
-      std::vector<double> out(static_cast<size_t>(D), 0.0);
-      const float* zh = z + (h * T + P) * d;
-      for (int64_t i = 0; i < D; ++i)
-        for (int64_t j = 0; j < d; ++j) out[i] += static_cast<double>(wo[i * D + h * d + j]) * zh[j];
-      add_part("L" + std::to_string(l) + ".H" + std::to_string(h), l, h, out);
-    }
+    for (int64_t h = 0; h < H; ++h)
+      add_part("L" + std::to_string(l) + ".H" + std::to_string(h), l, h, head_output_row(wo, z, h, P, T, d));
     add_part("L" + std::to_string(l) + ".mlp", l, -1, row(hooks[hook::mlp_out(l)].data() + P * D, D));
   }
   r.parts.push_back({parameter_names(c).ln_f_bias, -1, -1, bias_logit, bias_difference});

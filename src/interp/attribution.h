@@ -53,6 +53,15 @@ struct AttributionQuery {
   std::optional<int32_t> against;   // default: the best symbol other than the answer
 };
 
+// Records in HOOKS the points whose values sum to the stream entering block LAYERS (ln_f's
+// input when LAYERS is n_layer): hook_embed, hook_pos_embed (learned positions), each earlier
+// block's hook_z and hook_mlp_out. The parts of attribution and of the score split.
+void record_stream_parts(ForwardHooks& hooks, const ModelConfig& config, int64_t layers);
+
+// Head H's output at position T through its columns h*d .. h*d+d-1 of WO [D,D], in double:
+// [D], from Z, the block's hook_z [1,H,T_all,d].
+std::vector<double> head_output_row(const Tensor& wo, const float* z, int64_t h, int64_t t, int64_t T_all, int64_t d);
+
 // InputError: the text (WHAT names it) empty, too long or with an unknown symbol; the
 // position out of range; the answer equal to its competitor.
 Attribution attribute_logits(const Gpt& model, const Vocab& vocab, std::u32string_view text, const std::string& what,

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "interp/circuit_edges.h"
 
 namespace mg {
 namespace {
@@ -119,7 +120,21 @@ Explanation explain_chains(const Gpt& model, const Vocab& vocab, const std::vect
   const ProbePatching value = patch_probe(model, vocab, probes, Swap::value);
   const ProbePatching key = patch_probe(model, vocab, probes, Swap::key);
   const CompositionScores composition = composition_scores(model);
-  return explain_chains(score, attribution, value, key, composition);
+  Explanation e = explain_chains(score, attribution, value, key, composition);
+  int64_t skipped = 0;
+  for (const Swap swap : {Swap::value, Swap::key})
+    for (auto& [kind, pairs] : probe_circuit_pairs(model, vocab, probes, swap, skipped))
+      for (KindChain& chain : e.kinds) {
+        if (chain.kind != kind || !chain.writer) continue;
+        std::vector<std::pair<int64_t, int64_t>> heads = {{chain.writer->layer, chain.writer->head}};
+        if (chain.carrier) heads.emplace_back(chain.carrier->layer, chain.carrier->head);
+        try {
+          (swap == Swap::value ? chain.chain_faithfulness : chain.chain_key_faithfulness) =
+              chain_faithfulness(model, pairs, heads);
+        } catch (const InputError&) {  // the kind's pairs leave no gap: nothing to explain, no number
+        }
+      }
+  return e;
 }
 
 }  // namespace mg

@@ -55,6 +55,12 @@ struct KindChain {
   char composition = 'K';            // 'Q' or 'K': which of the writer's inputs reads the carrier
   double composition_score = 0.0, baseline = 0.0;
   double mlp_attribution = 0.0;      // sum of the MLPs' mean parts of the difference
+  // How much of the behaviour the chain explains: the faithfulness (interp/circuit_edges.h)
+  // of the circuit of every edge between the embeddings, the writer, the carrier, the MLPs
+  // and the logits, everything else resample-ablated, on the kind's pairs with the answer's
+  // fact swapped (value) and with its key swapped (key). None without a model (the picking
+  // alone) or without pairs.
+  std::optional<double> chain_faithfulness, chain_key_faithfulness;
   // The earlier heads that restore at least kCarrierRestores with the key swapped, best
   // first, with their scores against the writer: what the carrier was chosen from.
   struct Candidate {
@@ -70,7 +76,7 @@ struct Explanation {
   int64_t skipped_attribution = 0, skipped_value = 0, skipped_key = 0;
 };
 
-// Runs the four techniques on PROBES and picks each kind's chain.
+// Runs the four techniques on PROBES, picks each kind's chain and measures its faithfulness.
 Explanation explain_chains(const Gpt& model, const Vocab& vocab, const std::vector<ProbeItem>& probes);
 
 // The picking alone, from results already computed (the equality test calls the modes'

@@ -108,6 +108,16 @@ SplitMergeTrace trace_split_merge(const Gpt& model, const TraceForward& forward,
   return r;
 }
 
+void check_head_in_model(const ModelConfig& c, int64_t layer, int64_t head, const std::string& option) {
+  // The head is the job's argument (OPTION): "trace layer 9 is out of range: ...".
+  if (layer >= c.n_layer)
+    throw ArgumentError(option, " layer " + std::to_string(layer) + " is out of range: the model has " +
+                                    std::to_string(c.n_layer) + " layers, valid 0.." + std::to_string(c.n_layer - 1));
+  if (head >= c.n_head)
+    throw ArgumentError(option, " head " + std::to_string(head) + " is out of range: the model has " +
+                                    std::to_string(c.n_head) + " heads, valid 0.." + std::to_string(c.n_head - 1));
+}
+
 std::pair<int64_t, int64_t> parse_head_name(const std::string& spec, const std::string& option) {
   const size_t dot = spec.find('.');
   auto number = [&](const std::string& part) {
@@ -160,13 +170,7 @@ HeadTrace trace_head(const Gpt& model, const Vocab& vocab, const TraceForward& f
                      int64_t position, int64_t top) {
   const ModelConfig& c = model.config();
   const int64_t text_size = static_cast<int64_t>(forward.tokens.size());
-  // The head is the job's "trace" argument: "trace layer 9 is out of range: ...".
-  if (layer >= c.n_layer)
-    throw ArgumentError("trace", " layer " + std::to_string(layer) + " is out of range: the model has " +
-                                     std::to_string(c.n_layer) + " layers, valid 0.." + std::to_string(c.n_layer - 1));
-  if (head >= c.n_head)
-    throw ArgumentError("trace", " head " + std::to_string(head) + " is out of range: the model has " +
-                                     std::to_string(c.n_head) + " heads, valid 0.." + std::to_string(c.n_head - 1));
+  check_head_in_model(c, layer, head, "trace");
   check_index("position", position, text_size, "the text has " + std::to_string(text_size) + " symbols");
 
   HeadTrace r;

@@ -96,4 +96,8 @@ SplitMergeTrace trace_split_merge(const Gpt& model, const TraceForward& forward,
 // "L.H" -> {L, H}; ArgumentError naming ARGUMENT when it is not two non-negative integers.
 std::pair<int64_t, int64_t> parse_head_name(const std::string& spec, const std::string& option);
 
+// Layer LAYER's head HEAD is one of the model's (CONFIG's), else ArgumentError naming OPTION,
+// the argument that named it ("trace layer 9 is out of range: the model has 4 layers, ...").
+void check_head_in_model(const ModelConfig& config, int64_t layer, int64_t head, const std::string& option);
+
 }  // namespace mg

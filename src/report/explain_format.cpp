@@ -2,6 +2,7 @@
 #include "report/explain_format.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "report/text.h"
 
@@ -12,6 +13,19 @@ std::string chain_head_name(const ChainHead& h) { return head_name(h.layer, h.he
 namespace {
 
 std::string head_or_none(const std::optional<ChainHead>& h) { return h ? chain_head_name(*h) : "none"; }
+
+// How much of the kind's answer the chain explains (interp/explain.h's chain faithfulness).
+std::string chain_faithfulness_line(const KindChain& k) {
+  if (!k.chain_faithfulness && !k.chain_key_faithfulness) return "";
+  auto share = [](const std::optional<double>& f, const char* what) {
+    if (!f) return format("nothing measurable of swapping %s (no pair moves the answer)", what);
+    const double percent = std::abs(100.0 * *f) < 0.5 ? 0.0 : 100.0 * *f;  // no "-0%"
+    return format("%.0f%% of what swapping %s changes (faithfulness %.3f)", percent, what, *f);
+  };
+  return "  the chain alone (the writer, " + std::string(k.carrier ? "the carrier" : "no carrier") +
+         " and the MLPs; every other edge from the swapped prompt) keeps " + share(k.chain_faithfulness, "the answer") +
+         " and " + share(k.chain_key_faithfulness, "its key") + "; --circuit finds the whole circuit\n";
+}
 
 }  // namespace
 
@@ -48,12 +62,14 @@ std::string format_explanation(const Explanation& e) {
                     k.kind.c_str(), k.cue.empty() ? "cue" : k.cue.c_str(), k.no_distractor_accuracy,
                     k.distractor_accuracy, kLearnedAccuracy, head_or_none(k.writer).c_str());
       out += k.carrier ? ", carrier " + chain_head_name(*k.carrier) + "\n" : ", no carrier\n";
+      out += chain_faithfulness_line(k);
       continue;
     }
     if (!k.learned) {
       out += format("%s: not learned (accuracy %.3f, under %.1f); the best candidates found: writer %s", k.kind.c_str(),
                     k.accuracy, kLearnedAccuracy, head_or_none(k.writer).c_str());
       out += k.carrier ? ", carrier " + chain_head_name(*k.carrier) + "\n" : ", no carrier\n";
+      out += chain_faithfulness_line(k);
       continue;
     }
     out += k.kind + ": ";
@@ -70,6 +86,7 @@ std::string format_explanation(const Explanation& e) {
     out += format(" and writes the answer (%+.2f of the logit difference %+.2f; restores %.2f with the answer swapped); "
                   "the MLPs add %+.2f\n",
                   k.writer_attribution, k.difference, k.writer_restores, k.mlp_attribution);
+    out += chain_faithfulness_line(k);
   }
   return out;
 }
@@ -100,6 +117,9 @@ nlohmann::ordered_json explanation_json(const Explanation& e) {
                      {"composition_score", k.carrier ? ordered_json(round9(k.composition_score)) : ordered_json(nullptr)},
                      {"baseline", k.carrier ? ordered_json(round9(k.baseline)) : ordered_json(nullptr)},
                      {"mlp_attribution", round9(k.mlp_attribution)},
+                     {"chain_faithfulness", k.chain_faithfulness ? ordered_json(round9(*k.chain_faithfulness)) : ordered_json(nullptr)},
+                     {"chain_key_faithfulness",
+                      k.chain_key_faithfulness ? ordered_json(round9(*k.chain_key_faithfulness)) : ordered_json(nullptr)},
                      {"candidates", candidates}});
   }
   return {{"learned_accuracy", kLearnedAccuracy},

@@ -1,8 +1,10 @@
 // The explorer's circuit data (report/explorer_circuits.h).
 #include "report/explorer_circuits.h"
 
+#include "interp/circuit_edges.h"
 #include "interp/explain.h"
 #include "report/circuit_format.h"
+#include "report/edge_circuit_format.h"
 #include "report/explain_format.h"
 #include "report/text.h"
 
@@ -60,10 +62,15 @@ json circuit_explorer_json(const Gpt& model, const Vocab& vocab, const std::vect
   json composition = composition_json(composition_scores(model));
   // Each kind's chain (inspect-heads --explain), when there is a probe to find it on.
   json chain = probes && !probes->empty() ? json(explanation_json(explain_chains(model, vocab, *probes))) : json(nullptr);
+  // Each kind's circuit of edges (inspect-heads --circuit), at its default threshold.
+  json edge_circuit = probes && !probes->empty()
+                          ? json(edge_circuits_json(find_probe_circuits(model, vocab, *probes, CircuitOptions{})))
+                          : json(nullptr);
   return {{"attribution", {{"positions", positions}, {"at", std::move(at)}}},
           {"patching", patching_of(model, vocab, ids, probes)},
           {"composition", std::move(composition)},
-          {"chain", std::move(chain)}};
+          {"chain", std::move(chain)},
+          {"edge_circuit", std::move(edge_circuit)}};
 }
 
 }  // namespace mg

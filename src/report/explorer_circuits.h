@@ -21,7 +21,8 @@ namespace mg {
 //  "patching": {"available", "reason" | "corrupt", "answer", "against", "clean",
 //   "corrupt_difference", "heads" [L][H], "streams" [L][T]},
 //  "composition": {"baseline": {"q", "k", "v"}, "pairs": [{"writer", "reader", "q", "k", "v"}]},
-//  "chain": inspect-heads --explain's JSON on the probe set, or null without one}
+//  "chain": inspect-heads --explain's JSON on the probe set, or null without one,
+//  "edge_circuit": inspect-heads --circuit's JSON on the probe set, or null without one}
 nlohmann::ordered_json circuit_explorer_json(const Gpt& model, const Vocab& vocab, const std::vector<int32_t>& ids,
                                              const std::vector<ProbeItem>* probes,
                                              const std::vector<int64_t>& positions);

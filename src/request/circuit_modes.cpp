@@ -1,8 +1,9 @@
-// The circuit modes (request/modes.h): --attribution, --logit-lens, --patch and --explain,
-// each on a text or on the probe set.
+// The circuit modes (request/modes.h): --attribution, --logit-lens, --patch, --explain,
+// --circuit and --score-split, each on a text or on the probe set.
 #include <type_traits>
 
 #include "core/error.h"
+#include "interp/trace.h"
 #include "report/circuit_format.h"
 #include "report/explain_format.h"
 #include "report/patching_svg.h"
@@ -18,6 +19,13 @@ void refuse_with_probe(const char* mode, std::initializer_list<std::pair<const c
     if (set)
       throw RequestError({ArgumentName{name}, " is not used by ", ArgumentName{mode}, " ", ArgumentName{"probe"},
                           " (each item brings its own)"});
+}
+
+// As --patch with texts: a one-symbol vocabulary leaves no competitor to patch toward.
+void refuse_one_symbol(const Vocab& vocab) {
+  if (vocab.size() < 2)
+    throw InputError("the model's vocabulary has " + std::to_string(vocab.size()) +
+                     " symbol: there is no other symbol to measure the answer's logit against");
 }
 
 }  // namespace
@@ -55,10 +63,7 @@ AnyPatching compute_patching(const InspectRequest& r, const Subject& s) {
     refuse_with_probe("patch", {{"clean", r.clean.has_value()}, {"corrupt", r.corrupt.has_value()},
                                 {"answer", r.answer.has_value()}, {"against", r.against.has_value()},
                                 {"svg", r.svg.has_value()}});
-    // As --patch with texts: a one-symbol vocabulary leaves no competitor to patch toward.
-    if (s.vocab->size() < 2)
-      throw InputError("the model's vocabulary has " + std::to_string(s.vocab->size()) +
-                       " symbol: there is no other symbol to measure the answer's logit against");
+    refuse_one_symbol(*s.vocab);
     const Swap swap = r.swap == "key" ? Swap::key : Swap::value;
     return patch_probe(*s.model, *s.vocab, readable_probe_set(*r.probe, *s.vocab), swap);
   }
@@ -95,6 +100,30 @@ Explanation compute_explanation(const InspectRequest& r, const Subject& s) {
     throw RequestError({ArgumentName{"explain"}, " needs ", ArgumentName{"probe"},
                         " FILE (the model's config names no data.probe_path)"});
   return explain_chains(*s.model, *s.vocab, readable_probe_set(probe_path, *s.vocab));
+}
+
+EdgeCircuits compute_edge_circuits(const InspectRequest& r, const Subject& s) {
+  refuse_one_symbol(*s.vocab);  // the patching pairs need a competitor, as --patch --probe's
+  if (s.cache) return cached_edge_circuits(*s.model, *s.vocab, *s.cache);
+  const std::string probe_path = r.probe ? *r.probe : s.probe_path;
+  if (probe_path.empty())
+    throw RequestError({ArgumentName{"circuit"}, " needs ", ArgumentName{"probe"},
+                        " FILE (the model's config names no data.probe_path)"});
+  CircuitOptions options;
+  if (r.threshold) options.threshold = *r.threshold;
+  return find_probe_circuits(*s.model, *s.vocab, readable_probe_set(probe_path, *s.vocab), options,
+                             r.swap == "key" ? Swap::key : Swap::value);
+}
+
+void check_score_split(const InspectRequest& r) {
+  parse_head_name(*r.score_split, "score_split");  // before the model is loaded
+  required_text(r, {ArgumentName{"score_split"}});
+}
+
+ScoreSplit compute_score_split(const InspectRequest& r, const Subject& s) {
+  const auto [layer, head] = parse_head_name(*r.score_split, "score_split");
+  check_head_in_model(s.model->config(), layer, head, "score_split");  // named as given, not as --layer
+  return split_scores(*s.model, *s.vocab, argument_text("text", *r.text), "text", layer, head, r.position);
 }
 
 }  // namespace mg

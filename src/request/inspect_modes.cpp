@@ -13,6 +13,7 @@
 #include "interp/next_symbol.h"
 #include "report/circuit_format.h"
 #include "report/compare_format.h"
+#include "report/edge_circuit_format.h"
 #include "report/explain_format.h"
 #include "report/next_symbol_format.h"
 #include "report/roles_format.h"
@@ -93,6 +94,18 @@ const std::vector<InspectMode>& inspect_modes() {
                         nullptr, compute_patching, write_patching),
       mode<Explanation>({"--explain", "explain", "", "explain", {"probe", "format"}}, nullptr, compute_explanation,
                         json_or_text(explanation_json, format_explanation)),
+      mode<EdgeCircuits>({"--circuit", "circuit", "", "circuit", {"probe", "swap", "threshold", "top", "format"}},
+                         nullptr, compute_edge_circuits,
+                         [](R r, const EdgeCircuits& c) {
+                           return ModeOutput{{}, r.format == "json" ? edge_circuits_json(c).dump() + "\n"
+                                                                    : format_edge_circuits(c, r.top)};
+                         }),
+      mode<ScoreSplit>({"--score-split", "score_split", "L.H", "", {"text", "position", "top", "format"}},
+                       check_score_split, compute_score_split,
+                       [](R r, const ScoreSplit& split) {
+                         return ModeOutput{{}, r.format == "json" ? score_split_json(split).dump() + "\n"
+                                                                  : format_score_split(split, r.top)};
+                       }),
       mode<Timeline>({"--timeline", "timeline", "", "", {"run", "probe", "format"}, false},
                      [](R r) {
                        if (!r.run)

@@ -23,6 +23,7 @@
 
 #include "data/probe.h"
 #include "data/vocab.h"
+#include "interp/circuit_edges.h"
 #include "interp/composition.h"
 #include "interp/explain.h"
 #include "interp/roles.h"
@@ -38,16 +39,19 @@ struct SubjectCache {
   std::optional<RoleReport> pattern_roles;  // the default view's roles on the served probe set
   std::optional<RoleReport> roles;          // --roles' report (zero-ablation columns)
   CompositionScores composition;
-  // --explain's chains on the served probe set (PROBES, which outlive the cache; null or
-  // empty: none), found at the first request (the probe's patching: seconds on the default
-  // model) and kept (request/subject.h's cached_explanation).
+  // --explain's chains and --circuit's circuits on the served probe set (PROBES, which
+  // outlive the cache; null or empty: none), each found at its first request (the probe's
+  // patching: seconds on the default model; the circuits' search: up to a minute) and kept
+  // (request/subject.h's cached_explanation and cached_edge_circuits).
   const std::vector<ProbeItem>* probes = nullptr;
-  struct OnceExplanation {
+  template <class Result>
+  struct Once {
     std::once_flag once;
-    std::optional<Explanation> chains;
-    std::string error;  // why there are none
+    std::optional<Result> result;
+    std::string error;  // why there is none
   };
-  std::shared_ptr<OnceExplanation> explanation = std::make_shared<OnceExplanation>();
+  std::shared_ptr<Once<Explanation>> explanation = std::make_shared<Once<Explanation>>();
+  std::shared_ptr<Once<EdgeCircuits>> edge_circuits = std::make_shared<Once<EdgeCircuits>>();
 };
 
 // The model a request reads.

@@ -36,6 +36,12 @@ double number(const std::string& name, const std::string& value) {
   return v;
 }
 
+double fraction(const std::string& name, const std::string& value) {
+  const double v = number(name, value);
+  if (v < 0.0 || v > 1.0) throw ArgumentError(name, ": must be a number in [0, 1], found \"" + error_text(value) + "\"");
+  return v;
+}
+
 bool flag(const std::string& name, const std::string& value) {
   if (value.empty() || value == "1" || value == "true") return true;
   if (value == "0" || value == "false") return false;
@@ -92,7 +98,8 @@ const std::vector<InspectOption>& inspect_options() {
        "copy-forward; the last two also per question kind), its role (writer, carrier, ...) and its probe-accuracy drop "
        "when ablated, overall and per kind"},
       {"probe", Kind::file,
-       "Probe set for --roles (default: the config's data.probe_path), --attribution and --patch (per question kind)", 0,
+       "Probe set for --roles (default: the config's data.probe_path), --attribution, --patch and --circuit (per question "
+       "kind)", 0,
        0, {}, false},
       {"text_file", Kind::file, "With --roles: score patterns on this file's block_size windows instead of the probe prompts",
        0, 0, {}, false},
@@ -122,8 +129,8 @@ const std::vector<InspectOption>& inspect_options() {
        "the schedule's steps), the heads that changed most across each and the chain --explain finds on the models kept "
        "before and after (DIR/evals/)"},
       {"top", Kind::integer,
-       "How many pairs (--circuits, --composition), output symbols (--trace, --logit-lens) or rows (--patch) to list "
-       "(default 10)",
+       "How many pairs (--circuits, --composition), output symbols (--trace, --logit-lens), rows (--patch), kept edges "
+       "per kind (--circuit) or source pairs per key (--score-split) to list (default 10)",
        1, 10000},
       {"attribution", Kind::flag,
        "Direct logit attribution at --position P of --text: each part of the final residual stream (embeddings, each "
@@ -147,7 +154,7 @@ const std::vector<InspectOption>& inspect_options() {
       {"clean", Kind::text, "With --patch: the clean text"},
       {"corrupt", Kind::text, "With --patch: the corrupt text, as long as --clean"},
       {"swap", Kind::choice,
-       "With --patch --probe: what each item's corrupt prompt changes in the answer's fact: value (default; the answer "
+       "With --patch --probe and --circuit: what each item's corrupt prompt changes in the answer's fact: value (default; the answer "
        "symbol, for the head that writes it) or key (every symbol the question could match the fact on, for the head "
        "that carries it to the answer)",
        0, 0, {"value", "key"}, false},
@@ -155,6 +162,16 @@ const std::vector<InspectOption>& inspect_options() {
        "Each question kind's chain, found on --probe FILE (default: the config's data.probe_path): the head that writes "
        "the answer, the earlier head that carries the key to it, the MLPs' part, with the numbers of --attribution, "
        "--patch --swap value|key and --composition that chose them"},
+      {"circuit", Kind::flag,
+       "Each question kind's circuit on --probe FILE (default: the config's data.probe_path): the edges between the "
+       "embeddings, each head's q, k and v inputs and output, each MLP and the logits that path patching keeps (ACDC, "
+       "--threshold), with its faithfulness, completeness, minimality and EAP's estimates"},
+      {"threshold", Kind::fraction,
+       "With --circuit: ACDC's tau, the change of faithfulness under which an edge is removed (default 0.01)", 0, 0, {},
+       false},
+      {"score_split", Kind::text,
+       "L.H: head H of layer L's attention score at --position P of --text on each key, split into query-side source x "
+       "key-side source (embeddings, each earlier head, each earlier MLP, ln1's bias)"},
       {"next_symbol", Kind::flag,
        "The next-symbol distribution at --position P of --text (default: the last), as `sample` draws from it with "
        "--temperature, --top-k and --top-p, with --ablate's heads zeroed, and the logit difference of --answer against "
@@ -211,6 +228,8 @@ InspectRequest parse_inspect_request(const Arguments& args) {
     else if (name == "top_k") r.sampling.top_k = integer_argument(name, value, o->lo, o->hi);
     else if (name == "top_p") r.sampling.top_p = number(name, value);
     else if (name == "ablate") r.ablate = head_list(value);
+    else if (name == "threshold") r.threshold = fraction(name, value);
+    else if (name == "score_split") r.score_split = value;
     else if (o->kind == Kind::flag) flag(name, value);  // a mode's own flag: its value checked only
   }
   if (!r.compare.empty() && r.compare.size() != 2)

@@ -32,6 +32,8 @@ struct InspectRequest {
   int64_t top = 10;
   SamplingSettings sampling;         // --next-symbol: temperature, top_k, top_p
   std::vector<std::string> ablate;   // --next-symbol: "L.H" heads zeroed
+  std::optional<double> threshold;   // --circuit: ACDC's tau, in [0, 1] (default interp's)
+  std::optional<std::string> score_split;  // "L.H": the head whose scores --score-split splits
 };
 
 // What an option's value is, for the parser and for the command line's --help.
@@ -42,6 +44,7 @@ enum class OptionKind {
   integer,    // in [lo, hi]
   seed,       // an integer in [0, 2^64)
   number,     // a finite double
+  fraction,   // a number in [0, 1]
   choice,     // one of choices
   pair,       // two values (--compare A B)
 };

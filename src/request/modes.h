@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "interp/attribution.h"
+#include "interp/circuit_edges.h"
 #include "interp/explain.h"
 #include "interp/formation.h"
 #include "interp/logit_lens.h"
@@ -18,6 +19,7 @@
 #include "interp/patterns.h"
 #include "interp/qk_ov.h"
 #include "interp/roles.h"
+#include "interp/score_split.h"
 #include "interp/trace.h"
 #include "report/compare_format.h"
 #include "request/inspect_modes.h"
@@ -80,6 +82,13 @@ ModeOutput write_patching(const InspectRequest& r, const AnyPatching& p);
 
 // --explain.
 Explanation compute_explanation(const InspectRequest& r, const Subject& s);
+
+// --circuit, on the probe set.
+EdgeCircuits compute_edge_circuits(const InspectRequest& r, const Subject& s);
+
+// --score-split L.H.
+void check_score_split(const InspectRequest& r);
+ScoreSplit compute_score_split(const InspectRequest& r, const Subject& s);
 
 // --timeline --run DIR: the run's formation events (request/timeline.h).
 struct Timeline {

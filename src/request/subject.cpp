@@ -10,6 +10,7 @@
 #include "data/utf8.h"
 #include "inference/model_store.h"
 #include "interp/ablation.h"
+#include "interp/circuit_edges.h"
 #include "interp/explain.h"
 #include "interp/patterns.h"
 #include "report/explorer.h"
@@ -94,22 +95,42 @@ SubjectCache cache_for(const Gpt& model, const Vocab& vocab, const std::vector<P
   return cache;
 }
 
-const Explanation& cached_explanation(const Gpt& model, const Vocab& vocab, const SubjectCache& cache) {
-  SubjectCache::OnceExplanation& once = *cache.explanation;
+namespace {
+
+// ONCE's result, computed by COMPUTE on CACHE's probe set at the first call and kept (an
+// InputError kept as its message, and thrown again at every call); InputError "no probe
+// set: ..." (FOUND says what is found on one) when the server has none.
+template <class Result, class Compute>
+const Result& computed_once(SubjectCache::Once<Result>& once, const SubjectCache& cache, const char* found,
+                            const Compute& compute) {
   std::call_once(once.once, [&] {
     if (!cache.probes || cache.probes->empty()) {
-      once.error = "no probe set: the chains are found on one (start serve with --probe FILE, or a checkpoint whose "
-                   "config names data.probe_path)";
+      once.error = std::string("no probe set: ") + found +
+                   " (start serve with --probe FILE, or a checkpoint whose config names data.probe_path)";
       return;
     }
     try {
-      once.chains = explain_chains(model, vocab, *cache.probes);
+      once.result = compute(*cache.probes);
     } catch (const InputError& e) {
       once.error = e.what();
     }
   });
-  if (!once.chains) throw InputError(once.error);
-  return *once.chains;
+  if (!once.result) throw InputError(once.error);
+  return *once.result;
+}
+
+}  // namespace
+
+const Explanation& cached_explanation(const Gpt& model, const Vocab& vocab, const SubjectCache& cache) {
+  return computed_once(*cache.explanation, cache, "the chains are found on one",
+                       [&](const std::vector<ProbeItem>& probes) { return explain_chains(model, vocab, probes); });
+}
+
+const EdgeCircuits& cached_edge_circuits(const Gpt& model, const Vocab& vocab, const SubjectCache& cache) {
+  return computed_once(*cache.edge_circuits, cache, "the circuit is found on its pairs",
+                       [&](const std::vector<ProbeItem>& probes) {
+                         return find_probe_circuits(model, vocab, probes, CircuitOptions{});
+                       });
 }
 
 std::optional<RunExplorerPage> run_explorer_page(const std::filesystem::path& run_dir,

@@ -46,6 +46,11 @@ SubjectCache cache_for(const Gpt& model, const Vocab& vocab, const std::vector<P
 // when it has none.
 const Explanation& cached_explanation(const Gpt& model, const Vocab& vocab, const SubjectCache& cache);
 
+// --circuit's circuits on the server's probe set (CACHE's), found once per model at
+// interp's default threshold with the answer swapped (/api/circuit reads neither
+// --threshold nor --swap); InputError when it has none.
+const EdgeCircuits& cached_edge_circuits(const Gpt& model, const Vocab& vocab, const SubjectCache& cache);
+
 // Head roles over the probe prompts (PROBES, named PROBE_NAME), or, with no probe set, over
 // TEXT alone when it is given and ABLATE is not asked; with ABLATE and a probe set, the
 // causal columns too (MEAN: mean-ablation). RequestError when there is nothing to score.

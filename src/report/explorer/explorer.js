@@ -13,7 +13,7 @@
   performance.mark('explorer-parsed');
   const L = data.model.n_layer, H = data.model.n_head, T = data.tokens.length;
   const { CELL, STRIP_ROW, drawStripRow, fixed, signed, headColour, el, sizeCanvas, heatmapImage, labelledHeatmap, signedColour,
-    svgEl, runCharts, drawPatchingStreams, patchingLegend, symbolLabel } = mgDraw;
+    svgEl, runCharts, drawPatchingStreams, patchingLegend, symbolLabel, fillKinds, edgeCircuitGraph } = mgDraw;
   const { t: words, kind, role, headName } = mgWords;
   const $ = (id) => document.getElementById(id);
   // step: the index of the kept evaluation the slider shows (--replay), or null for the page's own model.
@@ -641,9 +641,25 @@
       $('chain-note').dataset.writer = k.writer || '';
       $('chain-note').dataset.carrier = k.carrier || '';
     };
-    const chosen = select.value;
-    select.replaceChildren(...chain.kinds.map((k) => el('option', { value: k.kind, text: kind(k.kind) })));
-    if (chosen) select.value = chosen;
+    fillKinds(select, chain.kinds);
+    select.onchange = show;
+    show();
+  }
+
+  // The chosen kind's circuit of edges (inspect-heads --circuit), drawn as mgDraw draws it.
+  function drawEdgeCircuit() {
+    const c = circuit.edge_circuit, select = $('edge-circuit-kind');
+    if (!c) {
+      $('edge-circuit-note').textContent = words('noEdgeCircuit');
+      select.disabled = true;
+      return;
+    }
+    const show = () => {
+      const { svg, note } = edgeCircuitGraph(c, select.value, chooseHead);
+      $('edge-circuit').replaceChildren(svg);
+      $('edge-circuit-note').textContent = note;
+    };
+    fillKinds(select, c.kinds);  // in the page's language, the chosen one kept
     select.onchange = show;
     show();
   }
@@ -711,12 +727,18 @@
     drawAttribution();
     drawNext();
     chooseHead(state.head.layer, state.head.head);
+    drawCircuitAndRun();
+    drawReplay();
+    drawGlossary();
+  }
+  // The sections below the head, each from the page's data: patching, the composition graph,
+  // the chain, the circuit of edges, the run (at the start and after a language switch).
+  function drawCircuitAndRun() {
     drawPatching();
     drawGraph();
     drawChain();
+    drawEdgeCircuit();
     drawRun();
-    drawReplay();
-    drawGlossary();
   }
 
   // The head to open with: the one that writes the answer at the last position (the largest
@@ -755,10 +777,7 @@
   $('layer-select').value = String(first.layer);
   setQuery(T - 1, true);
   chooseHead(first.layer, first.head);
-  drawPatching();
-  drawGraph();
-  drawChain();
-  drawRun();
+  drawCircuitAndRun();
   buildReplay();
   drawGlossary();
   document.body.dataset.readyMs = performance.now().toFixed(1);

@@ -281,6 +281,62 @@ const mgDraw = (function () {
     return box;
   }
 
+  // SELECT's options, one per kind of KINDS ([{kind}], a chain's or a circuit's), in the
+  // page's language, the one chosen kept (a language switch fills them again).
+  function fillKinds(select, kinds) {
+    const chosen = select.value;
+    select.replaceChildren(...kinds.map((k) => el('option', { value: k.kind, text: mgWords.kind(k.kind) })));
+    if (chosen) select.value = chosen;
+  }
+
+  // inspect-heads --circuit's circuit of one kind as a graph (the explorer and the live page):
+  // the embeddings on the left, a column per layer for its heads and one for its MLP, the
+  // logits on the right; each kept edge from its sender to its receiver, entering a head
+  // above its centre for q, at it for k and below it for v; colour by the input (q blue, k
+  // green, v red, an MLP grey, the logits black), width by the edge's own effect (the drop
+  // of faithfulness without it). CIRCUIT: the JSON of --circuit --format json; KIND: its kind.
+  function edgeCircuitGraph(circuit, kind, onHead) {
+    const k = circuit.kinds.find((x) => x.kind === kind) || circuit.kinds[0];
+    const senders = circuit.graph.senders, receivers = circuit.graph.receivers;
+    const L = Math.max(...senders.map((s) => s.layer)) + 1, H = Math.max(...senders.map((s) => s.head)) + 1;
+    const gapX = 70, gapY = 40, W = 80 + gapX * (2 * L + 1), Hh = 40 + gapY * (H + 1);
+    const middle = 24 + (gapY * H) / 2;
+    const place = (layer, head) => (layer < 0 ? (head === -2 ? [W - 40, middle] : [30, middle])
+      : head >= 0 ? [30 + gapX * (1 + 2 * layer), 24 + gapY * head] : [30 + gapX * (2 + 2 * layer), 24 + gapY * H]);
+    const COLOUR = { q: '#1f77b4', k: '#2ca02c', v: '#d62728', mlp: '#7f7f7f', logits: '#000000' };
+    const PORT = { q: -6, k: 0, v: 6, mlp: 0, logits: 0 };
+    const svg = svgEl('svg', { class: 'edge-circuit', width: W, height: Hh, role: 'img', 'aria-label': t('edgeCircuitLabel', mgWords.kind(k.kind)) });
+    const kept = k.edges.filter((e) => e.kept);
+    const scale = Math.max(1e-9, ...kept.map((e) => Math.abs(e.own)));
+    const sender = new Map(senders.map((s) => [s.name, s])), receiver = new Map(receivers.map((r) => [r.name, r]));
+    for (const e of kept) {
+      const s = sender.get(e.sender), r = receiver.get(e.receiver);
+      const [x1, y1] = place(s.layer, s.head);
+      const [x2, y0] = r.input === 'logits' ? place(-1, -2) : place(r.layer, r.head);
+      const y2 = y0 + PORT[r.input];
+      const bend = x2 - x1 > gapX * 1.5 ? (y1 <= y2 ? -18 : 18) : 0;
+      const path = svgEl('path', { class: 'circuit-edge', d: `M${x1 + 10},${y1} Q${(x1 + x2) / 2},${(y1 + y2) / 2 + bend} ${x2 - 10},${y2}`,
+        fill: 'none', stroke: COLOUR[r.input], 'stroke-opacity': 0.75, 'stroke-width': 0.8 + (7 * Math.abs(e.own)) / scale,
+        'data-sender': e.sender, 'data-receiver': e.receiver, 'data-own': e.own });
+      path.append(svgEl('title', {}, t('edgeCircuitEdge', e.sender, e.receiver, signed(e.own, 3), signed(e.exact, 3), signed(e.eap, 3))));
+      svg.append(path);
+    }
+    const node = (name, x, y, colour, head) => {
+      const g = svgEl('g', { class: 'circuit-node', 'data-name': name });
+      g.append(svgEl('rect', { x: x - 22, y: y - 10, width: 44, height: 20, rx: 5, fill: '#fff', stroke: colour, 'stroke-width': 1.5 }),
+        svgEl('text', { x, y: y + 4, 'text-anchor': 'middle', 'font-size': 10 }, name));
+      if (head && onHead) g.addEventListener('click', () => onHead(head[0], head[1]));
+      svg.append(g);
+    };
+    node('embed', ...place(-1, -1), '#555');
+    node('logits', ...place(-1, -2), '#000');
+    for (const s of senders)
+      if (s.layer >= 0) node(s.name, ...place(s.layer, s.head), s.head >= 0 ? headColour(s.head) : '#7f7f7f', s.head >= 0 ? [s.layer, s.head] : null);
+    const note = t('edgeCircuitNote', mgWords.kind(k.kind), k.kept, circuit.graph.edges, circuit.threshold, fixed(k.faithfulness, 3),
+      fixed(k.incompleteness, 3), fixed(k.eap_spearman, 2), fixed(k.eap_kendall, 2)) + t('edgeCircuitLegend');
+    return { svg, note };
+  }
+
   // ---- the step slider: serve --run's live page and the explorer's --replay ----------------
   // A range input over a run's kept evaluations (#step-slider), its formation events marked
   // under it (#event-marks), listed (#event-summary, #event-list), and the curves under it
@@ -361,5 +417,5 @@ const mgDraw = (function () {
   }
 
   return { CELL, STRIP_ROW, PALETTE, drawReplay, drawStepCurves, eventIndex, drawStripRow, fixed, signed, headColour, symbolLabel, el, sizeCanvas, blues, heatmapImage,
-    labelledHeatmap, signedColour, svgEl, extent, chart, roleSeries, runCharts, drawPatchingStreams, patchingLegend };
+    labelledHeatmap, signedColour, svgEl, extent, chart, roleSeries, runCharts, drawPatchingStreams, patchingLegend, fillKinds, edgeCircuitGraph };
 }());

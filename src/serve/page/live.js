@@ -11,7 +11,7 @@
 
 (function () {
   const { CELL, STRIP_ROW, drawStripRow, fixed, signed, headColour, symbolLabel, el, sizeCanvas, heatmapImage, signedColour,
-    runCharts, drawPatchingStreams, patchingLegend } = mgDraw;
+    runCharts, drawPatchingStreams, patchingLegend, fillKinds, edgeCircuitGraph } = mgDraw;
   const { t: words, kind, role, headName, serverError } = mgWords;
   const $ = (id) => document.getElementById(id);
   const DEBOUNCE_MS = 40;
@@ -582,6 +582,41 @@
     box.replaceChildren(table);
   }
 
+  // ---- the circuit of edges (/api/circuit), on request: the server takes up to a minute --------
+  let edgeCircuit = null;
+  let edgeCircuitSays = () => words('liveEdgeCircuitHint');  // the note while none is drawn
+  function drawEdgeCircuit() {
+    const select = $('edge-circuit-kind');
+    if (!edgeCircuit) {
+      $('edge-circuit').replaceChildren();
+      $('edge-circuit-note').textContent = edgeCircuitSays();
+      select.disabled = true;
+      return;
+    }
+    fillKinds(select, edgeCircuit.kinds);
+    select.disabled = false;
+    const { svg, note } = edgeCircuitGraph(edgeCircuit, select.value, null);
+    $('edge-circuit').replaceChildren(svg);
+    $('edge-circuit-note').textContent = note;
+  }
+  async function findEdgeCircuit() {
+    const model = info;
+    $('edge-circuit-find').disabled = true;
+    edgeCircuit = null;
+    edgeCircuitSays = () => words('edgeCircuitFinding');
+    drawEdgeCircuit();
+    try {
+      const found = await api('/api/circuit');
+      if (info !== model) return;  // another model since: its circuit is found on request
+      edgeCircuit = found;
+    } catch (e) {
+      if (info !== model) return;
+      edgeCircuitSays = () => serverError(e);
+    }
+    drawEdgeCircuit();
+    $('edge-circuit-find').disabled = false;
+  }
+
   // ---- start -------------------------------------------------------------------------------
   function drawModelLine() {
     if (info) $('model-line').textContent = words('liveModelLine', info.model, info.step, info.source, info.probe);
@@ -598,6 +633,10 @@
     drawStepLabel();
     if (info.run) drawChain();
     fillPickers();
+    edgeCircuit = null;  // another model: its circuit is found again on request
+    edgeCircuitSays = () => words('liveEdgeCircuitHint');
+    drawEdgeCircuit();
+    $('edge-circuit-find').disabled = !info.probe;
     roles = null;
     drawRoles();
     if (info.probe) api('/api/roles').then((r) => { roles = r; drawRoles(); }).catch((e) => statusError(e));
@@ -615,6 +654,7 @@
       drawRoles();
       drawStepLabel();
       if (info.run) drawChain();  // its table's words (the chain is computed once per model)
+      drawEdgeCircuit();  // its labels and note (the circuit is kept as found)
       const problem = textProblem(Array.from($('text').value));
       if (problem) {
         $('oov-line').textContent = problem;
@@ -666,6 +706,8 @@
       state.inputAt = performance.now();
       recompute();
     });
+    $('edge-circuit-find').addEventListener('click', findEdgeCircuit);
+    $('edge-circuit-kind').addEventListener('change', drawEdgeCircuit);
   }
   // The model is there: the page's first text, the views, then readiness.
   async function startWithModel() {
